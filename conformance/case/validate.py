@@ -1,0 +1,130 @@
+"""Meaning checks of one expanded case, each problem with file:line, key, what and a hint.
+
+Structure is the JSON Schema's job; this module checks what a schema can't say: shapes against
+hidden_size and direction, activation counts, lengths within seq_length. A case marked
+``expect: invalid`` is checked for structure only, since breaking a constraint is its point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from conformance.case.vocabulary import (ACTIVATIONS_PER_DIRECTION, ATTRIBUTES, DIRECTIONS, INPUTS,
+                                          canonical_activation, input_shapes, num_directions)
+from conformance.case.yamlio import Where, where_of
+
+PARAMETERISED = {"Affine", "LeakyRelu", "ThresholdedRelu", "ScaledTanh", "HardSigmoid", "Elu"}
+
+
+def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
+    problems: list[tuple] = []
+
+    def at(section: str, key: str) -> Where:
+        if key in params:
+            return where_of(doc.get("matrix", {}), key, top)
+        node = doc.get(section, {}) if section else doc
+        return where_of(node, key, where_of(doc, section, top) if section else top)
+
+    def bad(section, key, message, hint=""):
+        problems.append((at(section, key), f"{section}.{key}" if section else key, message, hint))
+
+    op = variant["op"]
+    attrs = variant.get("attributes", {})
+    shape = variant.get("shape", {})
+    inputs = variant.get("inputs", {})
+    form = variant.get("form", "sequence")
+    expect = variant.get("expect", "valid")
+
+    if expect == "invalid":
+        if not str(variant.get("violates", "")).strip():
+            bad("", "expect", "an invalid case must say which constraint it breaks",
+                "adding `violates: <the constraint, e.g. W must be [D, G*H, I]>`")
+        return problems
+    if variant.get("violates"):
+        bad("", "violates", "`violates` is only meaningful with `expect: invalid`",
+            "removing it, or setting `expect: invalid`")
+    if variant.get("tolerance") and not str(variant["tolerance"].get("source", "")).strip():
+        bad("", "tolerance", "a tolerance override must name its source", "adding `source: <spec sentence or policy>`")
+
+    for key in attrs:
+        if key not in ATTRIBUTES[op]:
+            owner = [o for o, names in ATTRIBUTES.items() if key in names]
+            bad("attributes", key, f"{op} has no attribute {key!r}",
+                f"removing it (it belongs to {', '.join(owner)})" if owner else "removing it")
+    hidden = attrs.get("hidden_size")
+    if not isinstance(hidden, int) or isinstance(hidden, bool) or hidden < 1:
+        bad("attributes", "hidden_size", f"hidden_size must be an integer >= 1, got {hidden!r}",
+            "a small value such as 3")
+    direction = attrs.get("direction", "forward")
+    if direction not in DIRECTIONS:
+        bad("attributes", "direction", f"direction must be one of {list(DIRECTIONS)}, got {direction!r}",
+            "`expect: invalid` if the case tests a bad direction")
+    if "layout" in attrs and attrs["layout"] not in (0, 1):
+        bad("attributes", "layout", f"layout must be 0 or 1, got {attrs['layout']!r}")
+    for flag in ("linear_before_reset", "input_forget"):
+        if flag == "input_forget" and flag in attrs and attrs[flag] not in (0, 1):
+            bad("attributes", flag, f"{flag} must be 0 or 1, got {attrs[flag]!r}")
+    if "clip" in attrs and not attrs["clip"] > 0:
+        bad("attributes", "clip", f"clip must be > 0, got {attrs['clip']!r}",
+            "omitting clip to turn clipping off (ONNX has no 'off' value)")
+    if "activations" in attrs and direction in DIRECTIONS:
+        names = attrs["activations"]
+        unknown = [a for a in names if canonical_activation(a) is None]
+        if unknown:
+            bad("attributes", "activations", f"unknown activation(s) {unknown!r}",
+                "the eleven ONNX activations: Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, "
+                "ScaledTanh, HardSigmoid, Elu, Softsign, Softplus")
+        per_dir = ACTIVATIONS_PER_DIRECTION[op]
+        allowed = {per_dir, per_dir * num_directions(direction)}
+        if len(names) not in allowed:
+            bad("attributes", "activations",
+                f"{op} {direction} takes {' or '.join(map(str, sorted(allowed)))} activations, got {len(names)}",
+                "`expect: invalid` if the case tests a wrong count")
+    for key in ("activation_alpha", "activation_beta"):
+        if key in attrs and "activations" not in attrs:
+            bad("attributes", key, f"{key} without `activations` has nothing to parameterise",
+                "listing the activations it belongs to")
+
+    if form == "cell" and shape.get("seq_length", 1) != 1:
+        bad("shape", "seq_length", f"a cell is one time step: seq_length must be 1, got {shape['seq_length']!r}",
+            "removing seq_length, or `form: sequence`")
+    if form == "sequence" and "seq_length" not in shape:
+        bad("shape", "seq_length", "a sequence case needs shape.seq_length", "adding `seq_length: 3`")
+    if problems:
+        return problems
+
+    full_shape = {"seq_length": shape.get("seq_length", 1), **shape}
+    expected = input_shapes(op, hidden, direction, full_shape)
+    for name, spec in inputs.items():
+        if name in ("seed", "distribution"):
+            continue
+        if name not in INPUTS[op]:
+            bad("inputs", name, f"{op} has no input {name!r}", f"one of {', '.join(INPUTS[op])}")
+            continue
+        if name in ("X", "W", "R") and spec == "absent":
+            bad("inputs", name, f"{name} is a required input and cannot be absent",
+                "`expect: invalid` if the case tests a missing input")
+        if spec == "full" and name != "sequence_lens":
+            bad("inputs", name, "`full` is only meaningful for sequence_lens", "`random` or `zeros`")
+        given = _literal_shape(spec)
+        if given is not None and given != expected[name]:
+            bad("inputs", name, f"{name} has shape {list(given)} but should be {list(expected[name])} "
+                f"for {op} hidden_size={hidden} direction={direction} {full_shape}",
+                "`expect: invalid` if the case tests a wrong shape")
+        if name == "sequence_lens" and isinstance(spec, list):
+            lens = np.asarray(spec)
+            if lens.size and (lens.min() < 0 or lens.max() > full_shape["seq_length"]):
+                bad("inputs", name, f"sequence_lens {spec!r} must satisfy 0 <= length <= seq_length "
+                    f"= {full_shape['seq_length']}", "`expect: invalid` for an out-of-range length")
+    return problems
+
+
+def _literal_shape(spec):
+    if isinstance(spec, dict) and "shape" in spec:
+        return tuple(spec["shape"])
+    if isinstance(spec, list):
+        try:
+            return np.asarray(spec, dtype=np.float64).shape
+        except ValueError:
+            return ()
+    return None

@@ -1,0 +1,145 @@
+"""The command line: ``conformance run | list | schema``."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import platform
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from conformance import __version__
+from conformance.case import SCHEMA, load_paths
+from conformance.report import terminal
+from conformance.run import Engine, Options, ResultStore, SelectError, compile_expression
+from conformance.run.engine import write_run_info
+from conformance.runtimes import discover, plugin_targets
+from conformance.specs import SPECS
+
+DEFAULT_CASES = ("cases",)
+EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
+
+
+def _specs_by_format(spec_filter) -> dict:
+    out = {}
+    for name, spec in SPECS.items():
+        if spec_filter and not any(name == s or name.startswith(s) for s in spec_filter):
+            continue
+        out.setdefault(spec.format, []).append(name)
+    return out
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="conformance")
+def main():
+    """Cross-spec conformance suite for RNN, GRU and LSTM (ONNX, OpenVINO, DirectML)."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.option("--runtime", "runtimes", multiple=True, help="Only targets of this runtime (repeatable), e.g. onnxruntime, openvino, onnx-reference, or a plugin's name.")
+@click.option("--runtime-plugin", "plugins", multiple=True, metavar="MOD:ATTR", help="Load a runtime plugin (repeatable).")
+@click.option("--spec", "spec_filter", multiple=True, help="Only these spec versions (prefix match, repeatable), e.g. onnx-14.")
+@click.option("--device", "devices", multiple=True, help="Only targets on this device (repeatable), e.g. CPU.")
+@click.option("-k", "expr", default="", help="Select cases by id: substrings with and/or/not, like pytest -k.")
+@click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 256), help="Worker processes.")
+@click.option("--out", "out_dir", default=Path("reports/latest"), show_default=True, type=click.Path(path_type=Path), help="Output folder.")
+@click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds one runtime call may take before it is a timeout.")
+@click.option("--fresh", is_flag=True, help="Start over instead of resuming the results in --out.")
+@click.option("--prec", default=128, show_default=True, type=click.IntRange(64, 4096), help="Oracle precision in bits.")
+@click.option("--no-entry-points", is_flag=True, help="Ignore runtimes registered in the conformance.runtimes entry-point group.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, timeout, fresh, prec, no_entry_points, quiet):
+    """Run cases (default: ./cases) on every runtime present and write OUT/results.jsonl.
+
+    Exit status: 0 when every verdict is acceptable; 1 when any verdict is fail, rejected (a valid
+    case refused), accepted-invalid, crash, timeout or error, or a case file has an error; 2 on a
+    usage error.
+    """
+    console = Console(stderr=False)
+    paths = paths or tuple(Path(p) for p in DEFAULT_CASES if Path(p).exists())
+    if not paths:
+        raise click.UsageError("no case paths given and ./cases does not exist")
+    try:
+        select = compile_expression(expr)
+    except SelectError as exc:
+        raise click.UsageError(str(exc)) from exc
+    specs_by_format = _specs_by_format(spec_filter)
+    if not specs_by_format:
+        raise click.UsageError(f"--spec {' '.join(spec_filter)} matches no spec; known: {', '.join(SPECS)}")
+    for path in plugins:  # an explicitly named plugin that cannot load is a usage error
+        try:
+            plugin_targets(path, specs_by_format)
+        except Exception as exc:
+            raise click.UsageError(f"--runtime-plugin {path}: {type(exc).__name__}: {exc}") from exc
+    targets, skipped = discover(specs_by_format, plugins, use_entry_points=not no_entry_points)
+    if runtimes:
+        targets = [t for t in targets if t.runtime in runtimes]
+    if devices:
+        targets = [t for t in targets if t.device in devices]
+    if not targets:
+        raise click.UsageError("no target matches the given --runtime/--device/--spec")
+
+    cases, load_errors = load_paths(paths)
+    cases = [c for c in cases if select(c.id)]
+    store = ResultStore(out_dir, resume=not fresh)
+    (Path(out_dir) / "load_errors.json").write_text(json.dumps([e.to_json() for e in load_errors], indent=2))
+    info = {
+        "suite": __version__, "started": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "argv": sys.argv, "python": platform.python_version(), "platform": platform.platform(),
+        "cases": len(cases), "targets": [t.to_json() for t in targets],
+        "skipped_runtimes": [s.__dict__ for s in skipped], "load_errors": len(load_errors),
+    }
+    write_run_info(out_dir, info)
+    options = Options(out_dir=Path(out_dir), jobs=jobs, timeout=timeout, prec=prec)
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn(), console=console, disable=quiet, transient=False) as bar:
+        engine = Engine(cases, targets, store, options)
+        task = bar.add_task("running", total=engine.count_pending())
+        engine.progress = lambda n=1: bar.advance(task, n)
+        try:
+            summary = engine.run()
+        finally:
+            store.close()
+    info.update({"finished": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+                 "counts": dict(summary.counts), "wall_s": summary.wall_s, "runtime_s": summary.runtime_s})
+    write_run_info(out_dir, info)
+    terminal.summary(console, summary, load_errors, skipped, out_dir)
+    sys.exit(EXIT_FAILURES if summary.failed or load_errors else EXIT_OK)
+
+
+@main.command("list")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.option("-k", "expr", default="", help="Select cases by id.")
+@click.option("--targets", "show_targets", is_flag=True, help="List the targets present instead of cases.")
+def list_(paths, expr, show_targets):
+    """List the cases the corpus expands to (or the targets present), and any case-file errors."""
+    if show_targets:
+        targets, skipped = discover(_specs_by_format(()), ())
+        for t in targets:
+            click.echo(t.id)
+        for s in skipped:
+            click.echo(f"skipped {s.runtime}: {s.reason}", err=True)
+        return
+    cases, errors = load_paths(paths or DEFAULT_CASES)
+    select = compile_expression(expr)
+    for c in cases:
+        if select(c.id):
+            click.echo(f"{c.id}\t{c.expect}\t{c.file}:{c.source.line}")
+    for e in errors:
+        click.echo(f"error: {e}", err=True)
+    sys.exit(EXIT_FAILURES if errors else EXIT_OK)
+
+
+@main.command()
+def schema():
+    """Print the JSON Schema of the case-file format (for editors)."""
+    click.echo(json.dumps(SCHEMA, indent=2))
+
+
+if __name__ == "__main__":
+    main()

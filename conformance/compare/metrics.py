@@ -1,0 +1,36 @@
+"""Error metrics of a runtime output against the oracle: absolute, relative, ULP in the output dtype."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from conformance.case.tensors import numpy_dtype
+
+
+def finfo(dtype: str):
+    dt = numpy_dtype(dtype)
+    return ml_dtypes.finfo(dt) if dtype == "bfloat16" else np.finfo(dt)
+
+
+def ulp_of(values: np.ndarray, dtype: str) -> np.ndarray:
+    """The spacing of `dtype` at each value (the ULP of the exact value, subnormals included)."""
+    info = finfo(dtype)
+    nmant, minexp = int(info.nmant), int(info.minexp)
+    mag = np.abs(values.astype(np.float64))
+    with np.errstate(divide="ignore"):
+        exp = np.floor(np.log2(np.where(mag > 0, mag, 1.0)))
+    exp = np.where(mag > 0, np.maximum(exp, minexp), minexp)
+    return np.ldexp(1.0, (exp - nmant).astype(np.int64))
+
+
+def errors(got: np.ndarray, hi: np.ndarray, lo: np.ndarray, dtype: str) -> dict[str, np.ndarray]:
+    """Element-wise abs, rel and ULP errors. The exact value is hi + lo (double-double)."""
+    g = got.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.abs((g - hi) - lo)
+        diff = np.where(np.isnan(g) & ~np.isnan(hi), np.inf, diff)
+        diff = np.where(np.isnan(diff), np.inf, diff)
+        rel = np.where(hi != 0, diff / np.abs(hi), np.where(diff == 0, 0.0, np.inf))
+        ulp = diff / ulp_of(hi, dtype)
+    return {"abs": diff, "rel": rel, "ulp": ulp}

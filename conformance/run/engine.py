@@ -1,0 +1,216 @@
+"""Orchestration: cases × targets through translators, worker processes, the oracle and compare.
+
+Results are appended as they arrive; a pair already judged for the same case content is skipped,
+so an interrupted run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from conformance.compare import FAILING, for_case, judge_outputs
+from conformance.run.workers import Job, Pool
+from conformance.specs import SPECS, NotExpressible
+
+ORACLE_TIMEOUT = 600.0
+
+
+def oracle_for(op: str, attributes: dict, tensors: dict, profile: str, prec: int):
+    """Runs in a worker: the oracle on the canonical case (inputs in layout 0, so no `layout`)."""
+    import oracles
+    attrs = {k: v for k, v in attributes.items() if k != "layout"}
+    return oracles.evaluate(op, attrs, tensors, profile=profile, prec=prec)
+
+
+@dataclass
+class Options:
+    out_dir: Path
+    jobs: int = 1
+    timeout: float = 60.0
+    resume: bool = True
+    prec: int = 128
+    argv_paths: tuple = ()          # for repro commands
+    write_programs: bool = True
+
+
+@dataclass
+class RunSummary:
+    counts: Counter = field(default_factory=Counter)
+    by_target: dict = field(default_factory=lambda: defaultdict(Counter))
+    failures: list = field(default_factory=list)
+    skipped_pairs: int = 0
+    wall_s: float = 0.0
+    runtime_s: float = 0.0          # time spent inside runtime calls (the bare cost)
+
+    @property
+    def failed(self) -> bool:
+        return any(self.counts[v] for v in FAILING) or bool(self.counts.get("error"))
+
+
+def repro(case, target) -> str:
+    cmd = ["conformance", "run", case.file or ".", "-k", case.id, "--runtime", target.runtime,
+           "--device", target.device, "--spec", target.spec]
+    if target.plugin:
+        cmd += ["--runtime-plugin", target.ref.path]
+    return " ".join(shlex.quote(c) for c in cmd)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text)[:150]
+
+
+def base_record(case, target) -> dict:
+    return {
+        "case": case.id, "case_digest": case.digest, "file": case.file,
+        "line": case.source.line if case.source else None,
+        "op": case.op, "form": case.form, "dtype": case.dtype, "expect": case.expect,
+        "clause": list(case.clause), "description": case.describe(),
+        "target": target.id, "spec": target.spec, "runtime": target.runtime,
+        "runtime_version": target.version, "device": target.device, "config": target.config,
+        "plugin": target.plugin,
+    }
+
+
+class Engine:
+    def __init__(self, cases, targets, store, options: Options, progress=None):
+        self.cases = cases
+        self.targets = targets
+        self.store = store
+        self.opt = options
+        self.progress = progress or (lambda n=1: None)
+        self.summary = RunSummary()
+        self.oracle = {}                 # case index -> OracleResult | Exception text
+        self.waiting = defaultdict(list)  # case index -> [(target, program, outcome)]
+
+    def pending_pairs(self):
+        for ci, case in enumerate(self.cases):
+            todo = [t for t in self.targets if not self.store.is_done(case.id, t.id, case.digest)]
+            self.summary.skipped_pairs += len(self.targets) - len(todo)
+            if todo:
+                yield ci, case, todo
+
+    def count_pending(self) -> int:
+        return sum(len(todo) for _, _, todo in self.pending_pairs_quiet())
+
+    def pending_pairs_quiet(self):
+        for ci, case in enumerate(self.cases):
+            todo = [t for t in self.targets if not self.store.is_done(case.id, t.id, case.digest)]
+            if todo:
+                yield ci, case, todo
+
+    def run(self) -> RunSummary:
+        start = time.perf_counter()
+        with Pool(self.opt.jobs) as pool:
+            for ci, case, todo in self.pending_pairs():
+                self._schedule(pool, ci, case, todo)
+            for outcome in pool.outcomes():
+                self._receive(outcome)
+        self.summary.wall_s = time.perf_counter() - start
+        return self.summary
+
+    def _schedule(self, pool: Pool, ci: int, case, todo) -> None:
+        programs = {}
+        for spec in sorted({t.spec for t in todo}):
+            try:
+                programs[spec] = SPECS[spec].translate(case)
+            except Exception as exc:  # a translator bug costs its pairs, recorded as a suite error
+                programs[spec] = exc
+            self._write_program(case, programs[spec])
+        need_oracle = False
+        for t in todo:
+            prog = programs[t.spec]
+            if isinstance(prog, NotExpressible):
+                self._record(case, t, None, "not-expressible", prog.reason)
+            elif isinstance(prog, Exception):
+                self._record(case, t, None, "error", f"translator failed: {type(prog).__name__}: {prog}")
+            else:
+                need_oracle = need_oracle or case.valid
+                pool.submit(Job(("run", ci, t, prog), "run", (t.ref, prog.model, prog.feeds), self.opt.timeout))
+        if need_oracle:
+            profile = SPECS[todo[0].spec].semantics
+            pool.submit(Job(("oracle", ci), "call",
+                            (oracle_for, (case.op, case.attributes, case.tensors, profile, self.opt.prec)),
+                            ORACLE_TIMEOUT))
+
+    def _write_program(self, case, prog) -> None:
+        if not self.opt.write_programs or isinstance(prog, (NotExpressible, Exception)):
+            return
+        folder = self.store.dir / "programs" / _slug(f"{case.id}-{case.digest[:8]}")
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{prog.spec}.onnx"
+        path.write_bytes(prog.model)
+        prog.files["model"] = str(path)
+
+    def _receive(self, outcome) -> None:
+        key = outcome.key
+        if key[0] == "oracle":
+            ci = key[1]
+            self.oracle[ci] = outcome
+            for args in self.waiting.pop(ci, []):
+                self._judge(ci, *args)
+            return
+        _, ci, target, prog = key
+        self.summary.runtime_s += outcome.elapsed
+        case = self.cases[ci]
+        if case.valid and outcome.status == "ok" and ci not in self.oracle:
+            self.waiting[ci].append((target, prog, outcome))
+            return
+        self._judge(ci, target, prog, outcome)
+
+    def _judge(self, ci: int, target, prog, outcome) -> None:
+        case = self.cases[ci]
+        extra = {"notes": list(prog.notes) + list(case.notes), "program": prog.files.get("model", ""),
+                 "elapsed_s": round(outcome.elapsed, 6)}
+        if outcome.status == "crash":
+            return self._record(case, target, prog, "crash", outcome.error, extra)
+        if outcome.status == "timeout":
+            return self._record(case, target, prog, "timeout", outcome.error, extra)
+        if outcome.status == "error":
+            if case.valid:
+                return self._record(case, target, prog, "rejected", f"rejected a valid case: {outcome.error}",
+                                    extra)
+            return self._record(case, target, prog, "pass", f"rejected as the spec requires "
+                                f"({case.violates}): {outcome.error}", extra)
+        if not case.valid:
+            return self._record(case, target, prog, "accepted-invalid",
+                                f"ran a case the spec forbids ({case.violates}) and returned "
+                                f"{len(outcome.value)} outputs", extra)
+        oracle = self.oracle[ci]
+        if oracle.status != "ok":
+            return self._record(case, target, prog, "error", f"oracle failed: {oracle.error}", extra)
+        res = oracle.value
+        tol = for_case(case)
+        j = judge_outputs(case, prog, outcome.value, res, tol)
+        extra.update({
+            "max_abs_err": j.max_abs_err, "max_rel_err": j.max_rel_err, "max_ulp": j.max_ulp,
+            "ratio": j.ratio, "worst": j.worst, "reading": j.reading, "unspecified": j.unspecified,
+            "unspecified_values": j.unspecified_values, "tolerance": tol.to_json(),
+            "oracle": dict(res.certificate, readings=[r.name for r in res.readings],
+                           ambiguities=list(res.ambiguities)),
+        })
+        self._record(case, target, prog, j.verdict, j.message, extra)
+
+    def _record(self, case, target, prog, verdict, message, extra=None) -> None:
+        rec = base_record(case, target)
+        rec.update({"verdict": verdict, "max_abs_err": None, "max_ulp": None, "tolerance": None})
+        if extra:
+            rec.update(extra)
+        rec["message"] = message
+        rec["repro"] = repro(case, target)
+        self.store.append(rec)
+        self.summary.counts[verdict] += 1
+        self.summary.by_target[target.id][verdict] += 1
+        if verdict in FAILING or verdict == "error":
+            self.summary.failures.append(rec)
+        self.progress(1)
+
+
+def write_run_info(out_dir: Path, info: dict) -> None:
+    path = Path(out_dir) / "run.json"
+    path.write_text(json.dumps(info, indent=2, default=str) + "\n")

@@ -1,0 +1,78 @@
+"""results.jsonl: one JSON line per (case, target), appended as results arrive; the resume index."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+
+def _clean(value):
+    """JSON has no inf/nan: write them as strings so every line stays parseable."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def read_results(path) -> list[dict]:
+    """Every complete line of a results file (a torn last line from an interrupted run is skipped)."""
+    out = []
+    p = Path(path)
+    if not p.exists():
+        return out
+    with p.open(encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return out
+
+
+class ResultStore:
+    """Append-only store. ``done`` maps (case id, target id) to the case digest already judged."""
+
+    def __init__(self, out_dir, resume: bool = True):
+        self.dir = Path(out_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.dir / "results.jsonl"
+        if not resume and self.path.exists():
+            self.path.unlink()
+        self.records = read_results(self.path)
+        self.done = {(r["case"], r["target"]): r.get("case_digest") for r in self.records}
+        self._fix_torn_tail()
+        self._file = self.path.open("a", encoding="utf-8")
+
+    def _fix_torn_tail(self) -> None:
+        if self.path.exists() and self.path.stat().st_size:
+            with self.path.open("rb") as f:
+                f.seek(-1, 2)
+                if f.read(1) != b"\n":
+                    with self.path.open("a", encoding="utf-8") as g:
+                        g.write("\n")
+
+    def is_done(self, case_id: str, target_id: str, digest: str) -> bool:
+        return self.done.get((case_id, target_id)) == digest
+
+    def append(self, record: dict) -> None:
+        self._file.write(json.dumps(_clean(record), sort_keys=False) + "\n")
+        self._file.flush()
+        self.records.append(record)
+        self.done[(record["case"], record["target"])] = record.get("case_digest")
+
+    def latest(self) -> list[dict]:
+        """The newest record of every (case, target) pair (a resumed run may have redone some)."""
+        latest = {}
+        for r in self.records:
+            latest[(r["case"], r["target"])] = r
+        return list(latest.values())
+
+    def close(self) -> None:
+        self._file.close()

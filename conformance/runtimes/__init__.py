@@ -1,0 +1,93 @@
+"""Runtime adapters, plugin loading and target discovery.
+
+Built-in runtimes: onnxruntime (one target per execution provider), OpenVINO through its ONNX
+frontend (per device, default and pinned-precision configurations) and ``onnx.reference``.
+Vendors add their own through the entry-point group ``conformance.runtimes`` or
+``conformance run --runtime-plugin module:attr``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import metadata
+
+from conformance.runtimes.base import Runtime, RuntimeRef, RuntimeRejected, Target
+
+ENTRY_POINT_GROUP = "conformance.runtimes"
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A runtime that could not be a target here, and why (shown in the report)."""
+
+    runtime: str
+    reason: str
+
+
+def _builtin(specs_by_format: dict) -> tuple[list[Target], list[Skipped]]:
+    targets, skipped = [], []
+    onnx_specs = specs_by_format.get("onnx", [])
+    try:
+        from conformance.runtimes import onnxruntime as ort_adapter
+        import onnxruntime
+        for provider in ort_adapter.providers():
+            ref = RuntimeRef("conformance.runtimes.onnxruntime:OnnxRuntime", (("provider", provider),))
+            targets += [Target("onnxruntime", onnxruntime.__version__, ort_adapter.device_of(provider),
+                               "default", spec, ref) for spec in onnx_specs]
+    except ImportError as exc:
+        skipped.append(Skipped("onnxruntime", f"not installed ({exc})"))
+    try:
+        from conformance.runtimes import openvino as ov_adapter
+        for device in ov_adapter.devices():
+            for config in ov_adapter.CONFIGS:
+                ref = RuntimeRef("conformance.runtimes.openvino:OpenVINOOnnxFrontend",
+                                 (("device", device), ("config", config)))
+                targets += [Target("openvino", ov_adapter.version(), device, config, spec, ref,
+                                   description="OpenVINO ONNX frontend") for spec in onnx_specs]
+    except ImportError as exc:
+        skipped.append(Skipped("openvino", f"not installed ({exc})"))
+    try:
+        import onnx
+        from onnx.reference import ReferenceEvaluator  # noqa: F401
+        ref = RuntimeRef("conformance.runtimes.reference:OnnxReference")
+        targets += [Target("onnx-reference", onnx.__version__, "CPU", "default", spec, ref)
+                    for spec in onnx_specs]
+    except ImportError as exc:
+        skipped.append(Skipped("onnx-reference", f"not available ({exc})"))
+    return targets, skipped
+
+
+def plugin_targets(path: str, specs_by_format: dict) -> list[Target]:
+    """Targets of a plugin given as ``module:attr`` (raises ImportError/AttributeError/TypeError)."""
+    ref = RuntimeRef(path)
+    obj = ref.build()
+    missing = [a for a in ("name", "format", "run") if not hasattr(obj, a)]
+    if missing:
+        raise TypeError(f"runtime plugin {path!r} lacks {', '.join(missing)}; a runtime needs `name`, "
+                        f"`format` and `run(model, feeds)`")
+    fmt = getattr(obj, "format")
+    if fmt not in specs_by_format:
+        raise TypeError(f"runtime plugin {path!r} has format {fmt!r}; supported: {sorted(specs_by_format)}")
+    return [Target(str(obj.name), str(getattr(obj, "version", "") or ""), str(getattr(obj, "device", "default")),
+                   str(getattr(obj, "config", "default")), spec, ref, format=fmt, plugin=True,
+                   description=str(getattr(obj, "description", "") or "runtime plugin"))
+            for spec in specs_by_format[fmt]]
+
+
+def entry_point_paths() -> list[str]:
+    return [ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)]
+
+
+def discover(specs_by_format: dict, plugins: list[str] = (), use_entry_points: bool = True
+             ) -> tuple[list[Target], list[Skipped]]:
+    targets, skipped = _builtin(specs_by_format)
+    paths = list(plugins) + (entry_point_paths() if use_entry_points else [])
+    for path in paths:
+        try:
+            targets += plugin_targets(path, specs_by_format)
+        except Exception as exc:  # a broken plugin costs its targets, reported, not the run
+            skipped.append(Skipped(path, f"plugin failed to load: {type(exc).__name__}: {exc}"))
+    return targets, skipped
+
+
+__all__ = ["Runtime", "RuntimeRef", "RuntimeRejected", "Skipped", "Target", "discover", "plugin_targets"]

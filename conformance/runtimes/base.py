@@ -1,0 +1,73 @@
+"""The runtime contract, and the picklable reference a worker process rebuilds a runtime from.
+
+The minimal plugin contract (README, "Writing a runtime plugin"): an object with ``name`` (str),
+``format = "onnx"`` and ``run(model: bytes, feeds: dict[str, numpy.ndarray]) -> list[numpy.ndarray]``
+returning the model's outputs in order; raising means the runtime rejected the model. Optional
+attributes ``version``, ``device`` and ``config`` (str) name the target more precisely.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Runtime(Protocol):
+    name: str
+    format: str
+
+    def run(self, model: bytes, feeds: dict[str, np.ndarray]) -> list[np.ndarray]: ...
+
+
+@dataclass(frozen=True)
+class RuntimeRef:
+    """How to build a runtime in any process: ``module:attr`` plus keyword arguments.
+
+    ``attr`` may be a class (instantiated with ``kwargs``), a factory function, or an instance.
+    """
+
+    path: str
+    kwargs: tuple = ()
+
+    def build(self):
+        module, _, attr = self.path.partition(":")
+        obj = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+        if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "run")):
+            obj = obj(**dict(self.kwargs))
+        return obj
+
+
+@dataclass(frozen=True)
+class Target:
+    """runtime × device × configuration × spec version: one column of the report."""
+
+    runtime: str          # e.g. "onnxruntime"
+    version: str          # e.g. "1.32.0"
+    device: str           # e.g. "CPU"
+    config: str           # e.g. "default"
+    spec: str             # e.g. "onnx-14"
+    ref: RuntimeRef = field(compare=False)
+    format: str = "onnx"
+    plugin: bool = False
+    description: str = ""  # what the target is, in words (e.g. "DirectML descriptor interpreter")
+
+    @property
+    def id(self) -> str:
+        config = "" if self.config == "default" else f"/{self.config}"
+        version = f"-{self.version}" if self.version else ""
+        return f"{self.runtime}{version}/{self.device}{config}@{self.spec}"
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "runtime": self.runtime, "version": self.version, "device": self.device,
+                "config": self.config, "spec": self.spec, "format": self.format, "plugin": self.plugin,
+                "description": self.description}
+
+
+class RuntimeRejected(Exception):
+    """The runtime refused the program (raised by adapters for a clean refusal)."""

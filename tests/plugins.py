@@ -1,0 +1,77 @@
+"""Deliberate test doubles for the suite's own machinery, named as such. None of them is a runtime
+under test: each wraps onnxruntime to compute a *known-wrong* answer, or crashes, or hangs."""
+
+from __future__ import annotations
+
+import ctypes
+import time
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+
+def _ort_run(model: onnx.ModelProto, feeds):
+    import onnxruntime as ort
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+class WrongGateOrderGRU:
+    """Known-wrong GRU: swaps the z and r gate blocks of W, R and B before running (a gate-order bug)."""
+
+    name = "wrong-gru-gate-order"
+    format = "onnx"
+    version = "test-double"
+
+    def run(self, model: bytes, feeds):
+        m = onnx.load_from_string(model)
+        if m.graph.node[0].op_type == "GRU":
+            for init in m.graph.initializer:
+                arr = numpy_helper.to_array(init)
+                if init.name in ("W", "R"):
+                    h = arr.shape[1] // 3
+                    arr = np.concatenate([arr[:, h:2 * h], arr[:, :h], arr[:, 2 * h:]], axis=1)
+                elif init.name == "B":
+                    h = arr.shape[1] // 6
+                    arr = np.concatenate([arr[:, h:2 * h], arr[:, :h], arr[:, 2 * h:4 * h],
+                                          arr[:, 3 * h + h:3 * h + 2 * h] if False else arr[:, 4 * h:5 * h],
+                                          arr[:, 3 * h:4 * h], arr[:, 5 * h:]], axis=1)
+                init.CopyFrom(numpy_helper.from_array(arr, init.name))
+        return _ort_run(m, feeds)
+
+
+class Segfault:
+    """Crashes the process with a real segmentation fault on every run."""
+
+    name = "segfault"
+    format = "onnx"
+
+    def run(self, model: bytes, feeds):
+        ctypes.string_at(0)
+
+
+class Hang:
+    """Never answers."""
+
+    name = "hang"
+    format = "onnx"
+
+    def run(self, model: bytes, feeds):
+        while True:
+            time.sleep(1)
+
+
+class OnlyOnce:
+    """Correct (it is onnxruntime) — used to check resuming skips finished pairs: it records each call."""
+
+    name = "counting-ort"
+    format = "onnx"
+    calls_file = None
+
+    def run(self, model: bytes, feeds):
+        import os
+        path = os.environ.get("CONFORMANCE_TEST_CALLS")
+        if path:
+            with open(path, "a") as f:
+                f.write("call\n")
+        return _ort_run(onnx.load_from_string(model), feeds)
