@@ -33,9 +33,9 @@ class WrongGateOrderGRU:
                     arr = np.concatenate([arr[:, h:2 * h], arr[:, :h], arr[:, 2 * h:]], axis=1)
                 elif init.name == "B":
                     h = arr.shape[1] // 6
-                    arr = np.concatenate([arr[:, h:2 * h], arr[:, :h], arr[:, 2 * h:4 * h],
-                                          arr[:, 3 * h + h:3 * h + 2 * h] if False else arr[:, 4 * h:5 * h],
-                                          arr[:, 3 * h:4 * h], arr[:, 5 * h:]], axis=1)
+                    wb, rb = arr[:, :3 * h], arr[:, 3 * h:]
+                    swap = lambda b: np.concatenate([b[:, h:2 * h], b[:, :h], b[:, 2 * h:]], axis=1)  # noqa: E731
+                    arr = np.concatenate([swap(wb), swap(rb)], axis=1)
                 init.CopyFrom(numpy_helper.from_array(arr, init.name))
         return _ort_run(m, feeds)
 
@@ -62,14 +62,15 @@ class Hang:
 
 
 class OnlyOnce:
-    """Correct (it is onnxruntime) — used to check resuming skips finished pairs: it records each call."""
+    """onnxruntime that records each call (and can be slowed down), to check that a resumed run
+    does not redo finished pairs."""
 
     name = "counting-ort"
     format = "onnx"
-    calls_file = None
 
     def run(self, model: bytes, feeds):
         import os
+        time.sleep(float(os.environ.get("CONFORMANCE_TEST_DELAY", "0")))
         path = os.environ.get("CONFORMANCE_TEST_CALLS")
         if path:
             with open(path, "a") as f:

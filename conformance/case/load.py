@@ -199,8 +199,11 @@ def build(variant: dict, doc, params: dict, case_id: str, path: Path) -> Case:
             names = [canonical_activation(a) or a for a in attributes["activations"]]
             per_dir = len(DEFAULT_ACTIVATIONS[op])
             if attributes["direction"] == "bidirectional" and len(names) == per_dir:
-                notes.append(f"activations {names} given once; repeated for the reverse direction")
-                attributes["activations"] = list(attributes["activations"]) * 2
+                notes.append(f"activations {names} given once; repeated (with any activation_alpha/beta) "
+                             f"for the reverse direction")
+                for key in ("activations", "activation_alpha", "activation_beta"):
+                    if key in attributes:
+                        attributes[key] = list(attributes[key]) * 2
     inputs = variant.get("inputs", {})
     seed = int(inputs.get("seed", 0))
     distribution = inputs.get("distribution", DEFAULT_DISTRIBUTION)

@@ -35,6 +35,9 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
     form = variant.get("form", "sequence")
     expect = variant.get("expect", "valid")
 
+    for name in inputs:
+        if name not in ("seed", "distribution") and name not in INPUTS[op]:
+            bad("inputs", name, f"{op} has no input {name!r}", f"one of {', '.join(INPUTS[op])}")
     if expect == "invalid":
         if not str(variant.get("violates", "")).strip():
             bad("", "expect", "an invalid case must say which constraint it breaks",
@@ -61,9 +64,8 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
             "`expect: invalid` if the case tests a bad direction")
     if "layout" in attrs and attrs["layout"] not in (0, 1):
         bad("attributes", "layout", f"layout must be 0 or 1, got {attrs['layout']!r}")
-    for flag in ("linear_before_reset", "input_forget"):
-        if flag == "input_forget" and flag in attrs and attrs[flag] not in (0, 1):
-            bad("attributes", flag, f"{flag} must be 0 or 1, got {attrs[flag]!r}")
+    if "input_forget" in attrs and attrs["input_forget"] not in (0, 1):
+        bad("attributes", "input_forget", f"input_forget must be 0 or 1, got {attrs['input_forget']!r}")
     if "clip" in attrs and not attrs["clip"] > 0:
         bad("attributes", "clip", f"clip must be > 0, got {attrs['clip']!r}",
             "omitting clip to turn clipping off (ONNX has no 'off' value)")
@@ -99,7 +101,6 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
         if name in ("seed", "distribution"):
             continue
         if name not in INPUTS[op]:
-            bad("inputs", name, f"{op} has no input {name!r}", f"one of {', '.join(INPUTS[op])}")
             continue
         if name in ("X", "W", "R") and spec == "absent":
             bad("inputs", name, f"{name} is a required input and cannot be absent",
@@ -109,7 +110,8 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
         given = _literal_shape(spec)
         if given is not None and given != expected[name]:
             bad("inputs", name, f"{name} has shape {list(given)} but should be {list(expected[name])} "
-                f"for {op} hidden_size={hidden} direction={direction} {full_shape}",
+                f"for {op} hidden_size={hidden} direction={direction} seq_length={full_shape['seq_length']} "
+                f"batch_size={full_shape['batch_size']} input_size={full_shape['input_size']}",
                 "`expect: invalid` if the case tests a wrong shape")
         if name == "sequence_lens" and isinstance(spec, list):
             lens = np.asarray(spec)

@@ -107,14 +107,17 @@ class Engine:
     def run(self) -> RunSummary:
         start = time.perf_counter()
         with Pool(self.opt.jobs) as pool:
-            for ci, case, todo in self.pending_pairs():
-                self._schedule(pool, ci, case, todo)
-            for outcome in pool.outcomes():
+            for outcome in pool.outcomes(self._jobs()):
                 self._receive(outcome)
         self.summary.wall_s = time.perf_counter() - start
         return self.summary
 
-    def _schedule(self, pool: Pool, ci: int, case, todo) -> None:
+    def _jobs(self):
+        """Jobs for every pending pair, made lazily: the oracle's first, then each target's."""
+        for ci, case, todo in self.pending_pairs():
+            yield from self._schedule(ci, case, todo)
+
+    def _schedule(self, ci: int, case, todo):
         programs = {}
         for spec in sorted({t.spec for t in todo}):
             try:
@@ -122,7 +125,12 @@ class Engine:
             except Exception as exc:  # a translator bug costs its pairs, recorded as a suite error
                 programs[spec] = exc
             self._write_program(case, programs[spec])
-        need_oracle = False
+        runnable = [t for t in todo if not isinstance(programs[t.spec], (NotExpressible, Exception))]
+        if case.valid and runnable:
+            profile = SPECS[runnable[0].spec].semantics
+            yield Job(("oracle", ci), "call",
+                      (oracle_for, (case.op, case.attributes, case.tensors, profile, self.opt.prec)),
+                      ORACLE_TIMEOUT)
         for t in todo:
             prog = programs[t.spec]
             if isinstance(prog, NotExpressible):
@@ -130,13 +138,7 @@ class Engine:
             elif isinstance(prog, Exception):
                 self._record(case, t, None, "error", f"translator failed: {type(prog).__name__}: {prog}")
             else:
-                need_oracle = need_oracle or case.valid
-                pool.submit(Job(("run", ci, t, prog), "run", (t.ref, prog.model, prog.feeds), self.opt.timeout))
-        if need_oracle:
-            profile = SPECS[todo[0].spec].semantics
-            pool.submit(Job(("oracle", ci), "call",
-                            (oracle_for, (case.op, case.attributes, case.tensors, profile, self.opt.prec)),
-                            ORACLE_TIMEOUT))
+                yield Job(("run", ci, t, prog), "run", (t.ref, prog.model, prog.feeds), self.opt.timeout)
 
     def _write_program(self, case, prog) -> None:
         if not self.opt.write_programs or isinstance(prog, (NotExpressible, Exception)):

@@ -118,18 +118,30 @@ class Pool:
     def submit(self, job: Job) -> None:
         self._queue.append(job)
 
-    @property
-    def busy(self) -> bool:
-        return bool(self._queue) or any(w.job for w in self._workers)
+    def _next_job(self, source):
+        if self._queue:
+            return self._queue.popleft()
+        if source is not None:
+            return next(source, None)
+        return None
 
-    def outcomes(self):
-        """Yield Outcomes until the queue is empty and no job is running. Jobs may be submitted
-        while iterating."""
-        while self.busy:
+    def outcomes(self, source=None):
+        """Yield Outcomes until no job is queued, running or left in `source` (an iterator of
+        Jobs, pulled only when a worker is idle, so the caller's preparation overlaps the work)."""
+        source = iter(source) if source is not None else None
+        while True:
             for w in self._workers:
-                if w.job is None and self._queue:
-                    w.send(self._queue.popleft())
+                if w.job is None:
+                    job = self._next_job(source)
+                    if job is None:
+                        source = None
+                        break
+                    w.send(job)
             running = [w for w in self._workers if w.job]
+            if not running:
+                if self._queue or source is not None:
+                    continue
+                return
             now = time.monotonic()
             wait_for = max(0.0, min(w.deadline for w in running) - now)
             ready = wait([w.conn for w in running] + [w.proc.sentinel for w in running], timeout=wait_for)

@@ -1,0 +1,109 @@
+"""The run machinery on the real onnxruntime, with deliberate test doubles (tests/plugins.py)
+for a crashing, hanging and known-wrong runtime."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance.run import read_results
+
+ROOT = Path(__file__).parent.parent
+DATA = Path(__file__).parent / "data"
+
+
+def conformance(*args, env=None, check=None):
+    """Run the real CLI in a subprocess, as a user would."""
+    full_env = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
+    proc = subprocess.run([sys.executable, "-m", "conformance", *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, env=full_env, timeout=600)
+    if check is not None:
+        assert proc.returncode == check, proc.stdout + proc.stderr
+    return proc
+
+
+def verdicts(out: Path) -> dict:
+    return {(r["case"], r["runtime"]): r for r in read_results(out / "results.jsonl")}
+
+
+def test_segfault_and_hang_each_cost_one_verdict_and_the_run_completes(tmp_path):
+    out = tmp_path / "out"
+    proc = conformance("run", DATA / "cases", "-k", "small and forward", "--spec", "onnx-14",
+                       "--runtime", "onnxruntime", "--runtime", "segfault", "--runtime", "hang",
+                       "--runtime-plugin", "tests.plugins:Segfault", "--runtime-plugin", "tests.plugins:Hang",
+                       "--timeout", "3", "--jobs", "2", "--out", out, "-q", check=1)
+    got = verdicts(out)
+    case = "gru/small[direction=forward]"
+    assert got[(case, "segfault")]["verdict"] == "crash"
+    assert "SIGSEGV" in got[(case, "segfault")]["message"]
+    assert got[(case, "hang")]["verdict"] == "timeout"
+    assert got[(case, "onnxruntime")]["verdict"] == "pass", got[(case, "onnxruntime")]["message"]
+    assert len(got) == 3
+    assert "crash" in proc.stdout and "timeout" in proc.stdout
+
+
+def test_deliberately_wrong_gru_is_failed_with_a_located_message(tmp_path):
+    out = tmp_path / "out"
+    conformance("run", DATA / "cases", "-k", "small", "--spec", "onnx-14", "--runtime", "wrong-gru-gate-order",
+                "--runtime", "onnxruntime", "--runtime-plugin", "tests.plugins:WrongGateOrderGRU",
+                "--out", out, "-q", check=1)
+    got = verdicts(out)
+    for direction in ("forward", "reverse"):
+        case = f"gru/small[direction={direction}]"
+        wrong = got[(case, "wrong-gru-gate-order")]
+        assert wrong["verdict"] == "fail"
+        assert "but should be within" in wrong["message"] and "tolerance" in wrong["message"]
+        assert wrong["worst"]["ratio"] > 1 and wrong["max_abs_err"] > 1e-3
+        assert wrong["repro"].startswith("conformance run ") and "--runtime-plugin tests.plugins:WrongGateOrderGRU" in wrong["repro"]
+        assert got[(case, "onnxruntime")]["verdict"] == "pass"
+    # the invalid case: onnxruntime refuses the wrong W shape, so it passes
+    assert got[("gru/invalid_w", "onnxruntime")]["verdict"] == "pass"
+
+
+def test_results_have_the_documented_fields(tmp_path):
+    out = tmp_path / "out"
+    conformance("run", DATA / "cases", "--spec", "onnx-22", "--runtime", "onnxruntime", "--out", out, "-q", check=0)
+    records = read_results(out / "results.jsonl")
+    assert len(records) == 3
+    for r in records:
+        for key in ("case", "target", "spec", "runtime", "verdict", "max_abs_err", "max_ulp", "tolerance",
+                    "message", "repro"):
+            assert key in r, key
+    passing = [r for r in records if r["expect"] == "valid"]
+    assert all(r["tolerance"]["source"] for r in passing)
+    run_info = json.loads((out / "run.json").read_text())
+    assert run_info["counts"] == {"pass": 3}
+
+
+def test_interrupted_run_resumes_without_redoing_finished_pairs(tmp_path):
+    """Kill a real run part-way (SIGKILL), run again: only the missing pairs are run."""
+    out, calls = tmp_path / "out", tmp_path / "calls.txt"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), CONFORMANCE_TEST_CALLS=str(calls), CONFORMANCE_TEST_DELAY="0.4")
+    args = [sys.executable, "-m", "conformance", "run", str(DATA / "cases"), "--runtime", "counting-ort",
+            "--runtime-plugin", "tests.plugins:OnlyOnce", "--out", str(out), "-q"]
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    results = out / "results.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and len(read_results(results)) < 2:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    first = read_results(results)
+    assert 2 <= len(first) < 9, "the run should have been interrupted part-way"
+    calls_before = len(calls.read_text().splitlines())
+
+    env.pop("CONFORMANCE_TEST_DELAY")
+    done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    final = read_results(results)
+    pairs = [(r["case"], r["target"]) for r in final]
+    assert len(set(pairs)) == 9 == len(pairs), "every pair exactly once"
+    redone = len(calls.read_text().splitlines()) - calls_before
+    assert redone == 9 - len(first), f"{redone} runtime calls on resume for {9 - len(first)} missing pairs"
+    assert f"{len(first)} pairs already done" in done.stdout
