@@ -13,7 +13,6 @@ import numpy as np
 
 from conformance.compare.metrics import errors
 from conformance.compare.tolerance import Tolerance
-from conformance.specs.program import to_canonical_layout
 
 VERDICTS = ("pass", "fail", "rejected", "accepted-invalid", "crash", "timeout", "not-expressible",
             "unspecified")
@@ -40,7 +39,7 @@ def judge_outputs(case, program, outputs: list, oracle, tolerance: Tolerance) ->
     names = [canonical for _, canonical in program.outputs]
     if len(outputs) != len(names):
         return Judgement("fail", f"returned {len(outputs)} outputs, but should return {len(names)} ({', '.join(names)})")
-    got = {n: to_canonical_layout(n, np.asarray(o), program.layout) for n, o in zip(names, outputs)}
+    got = {n: program.to_canonical(n, np.asarray(o)) for n, o in zip(names, outputs)}
     best = None
     for reading in oracle.readings:
         j = _judge_reading(case, got, reading, tolerance)

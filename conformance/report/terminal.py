@@ -32,8 +32,8 @@ def summary(console: Console, summary, load_errors, skipped, out_dir, max_failur
         for rec in summary.failures[:max_failures]:
             console.print(f"[{COLOURS.get(rec['verdict'], '')}]{rec['verdict']}[/] {rec['case']} on {rec['target']}",
                           highlight=False)
-            console.print(f"  {rec['message']}", highlight=False, markup=False)
-            console.print(f"  repro: {rec['repro']}", highlight=False, markup=False)
+            console.print(f"  {rec['message']}", highlight=False, markup=False, soft_wrap=True)
+            console.print(f"  repro: {rec['repro']}", highlight=False, markup=False, soft_wrap=True)
     total = sum(summary.counts.values())
     parts = ", ".join(f"{summary.counts[v]} {v}" for v in (*VERDICTS, "error") if summary.counts.get(v))
     console.print(f"\n{total} verdicts ({parts or 'none new'}); {summary.skipped_pairs} pairs already done "

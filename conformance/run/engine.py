@@ -85,8 +85,8 @@ class Engine:
         self.opt = options
         self.progress = progress or (lambda n=1: None)
         self.summary = RunSummary()
-        self.oracle = {}                 # case index -> OracleResult | Exception text
-        self.waiting = defaultdict(list)  # case index -> [(target, program, outcome)]
+        self.oracle = {}                  # (case index, semantics profile) -> Outcome of the oracle
+        self.waiting = defaultdict(list)  # (case index, profile) -> [(target, program, outcome)]
 
     def pending_pairs(self):
         for ci, case in enumerate(self.cases):
@@ -126,11 +126,11 @@ class Engine:
                 programs[spec] = exc
             self._write_program(case, programs[spec])
         runnable = [t for t in todo if not isinstance(programs[t.spec], (NotExpressible, Exception))]
-        if case.valid and runnable:
-            profile = SPECS[runnable[0].spec].semantics
-            yield Job(("oracle", ci), "call",
-                      (oracle_for, (case.op, case.attributes, case.tensors, profile, self.opt.prec)),
-                      ORACLE_TIMEOUT)
+        if case.valid:
+            for profile in sorted({SPECS[t.spec].semantics for t in runnable}):
+                yield Job(("oracle", (ci, profile)), "call",
+                          (oracle_for, (case.op, case.attributes, case.tensors, profile, self.opt.prec)),
+                          ORACLE_TIMEOUT)
         for t in todo:
             prog = programs[t.spec]
             if isinstance(prog, NotExpressible):
@@ -138,30 +138,31 @@ class Engine:
             elif isinstance(prog, Exception):
                 self._record(case, t, None, "error", f"translator failed: {type(prog).__name__}: {prog}")
             else:
-                yield Job(("run", ci, t, prog), "run", (t.ref, prog.model, prog.feeds), self.opt.timeout)
+                yield Job(("run", ci, t, prog), "run", (t.ref, prog.runtime_input(), prog.feeds), self.opt.timeout)
 
     def _write_program(self, case, prog) -> None:
-        if not self.opt.write_programs or isinstance(prog, (NotExpressible, Exception)):
+        if isinstance(prog, (NotExpressible, Exception)):
+            return
+        if not self.opt.write_programs and prog.format == "onnx":
             return
         folder = self.store.dir / "programs" / _slug(f"{case.id}-{case.digest[:8]}")
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{prog.spec}.onnx"
-        path.write_bytes(prog.model)
-        prog.files["model"] = str(path)
+        SPECS[prog.spec].write(prog, folder)
 
     def _receive(self, outcome) -> None:
         key = outcome.key
         if key[0] == "oracle":
-            ci = key[1]
-            self.oracle[ci] = outcome
-            for args in self.waiting.pop(ci, []):
-                self._judge(ci, *args)
+            okey = key[1]
+            self.oracle[okey] = outcome
+            for args in self.waiting.pop(okey, []):
+                self._judge(okey[0], *args)
             return
         _, ci, target, prog = key
         self.summary.runtime_s += outcome.elapsed
         case = self.cases[ci]
-        if case.valid and outcome.status == "ok" and ci not in self.oracle:
-            self.waiting[ci].append((target, prog, outcome))
+        okey = (ci, SPECS[target.spec].semantics)
+        if case.valid and outcome.status == "ok" and okey not in self.oracle:
+            self.waiting[okey].append((target, prog, outcome))
             return
         self._judge(ci, target, prog, outcome)
 
@@ -183,7 +184,7 @@ class Engine:
             return self._record(case, target, prog, "accepted-invalid",
                                 f"ran a case the spec forbids ({case.violates}) and returned "
                                 f"{len(outcome.value)} outputs", extra)
-        oracle = self.oracle[ci]
+        oracle = self.oracle[(ci, SPECS[target.spec].semantics)]
         if oracle.status != "ok":
             return self._record(case, target, prog, "error", f"oracle failed: {oracle.error}", extra)
         res = oracle.value

@@ -36,3 +36,17 @@ class OnnxRuntime:
         options.intra_op_num_threads = 1
         session = self._ort.InferenceSession(model, options, providers=[self.provider])
         return session.run(None, feeds)
+
+
+def targets(specs_by_format: dict):
+    """One target per execution provider present, for every ONNX spec version."""
+    import onnxruntime as ort
+
+    from conformance.runtimes.base import RuntimeRef, Target
+    found = []
+    for provider in providers():
+        ref = RuntimeRef("conformance.runtimes.onnxruntime:OnnxRuntime", (("provider", provider),))
+        found += [Target("onnxruntime", ort.__version__, device_of(provider), "default", spec, ref,
+                         description=f"onnxruntime {provider}")
+                  for spec in specs_by_format.get("onnx", [])]
+    return found, []

@@ -45,3 +45,17 @@ class OpenVINOOnnxFrontend:
         compiled = self.core.compile_model(ov_model, self.device, self.properties(ov_model))
         result = compiled.create_infer_request().infer(feeds)
         return [np.asarray(result[out]) for out in compiled.outputs]
+
+
+def targets(specs_by_format: dict):
+    """Per device and configuration, for every ONNX spec version (through the ONNX frontend)."""
+    from conformance.runtimes.base import RuntimeRef, Target
+    found = []
+    for device in devices():
+        for config in CONFIGS:
+            ref = RuntimeRef("conformance.runtimes.openvino:OpenVINOOnnxFrontend",
+                             (("device", device), ("config", config)))
+            found += [Target("openvino", version(), device, config, spec, ref,
+                             description="OpenVINO reading the ONNX model (ONNX frontend)")
+                      for spec in specs_by_format.get("onnx", [])]
+    return found, []

@@ -18,3 +18,14 @@ class OnnxReference:
     def run(self, model: bytes, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
         from onnx.reference import ReferenceEvaluator
         return ReferenceEvaluator(model).run(None, feeds)
+
+
+def targets(specs_by_format: dict):
+    import onnx
+    from onnx.reference import ReferenceEvaluator  # noqa: F401
+
+    from conformance.runtimes.base import RuntimeRef, Target
+    ref = RuntimeRef("conformance.runtimes.reference:OnnxReference")
+    return [Target("onnx-reference", onnx.__version__, "CPU", "default", spec, ref,
+                   description="onnx.reference.ReferenceEvaluator")
+            for spec in specs_by_format.get("onnx", [])], []

@@ -12,7 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from conformance.case.model import Case
 from conformance.case.vocabulary import INPUTS, OUTPUTS, output_shapes
-from conformance.specs.program import NotExpressible, Program
+from conformance.specs.program import LAYOUT1_TO_CANONICAL, NotExpressible, Program
 
 VERSIONS = (7, 14, 22)
 GRAPH_INPUTS = ("X", "sequence_lens", "initial_h", "initial_c")
@@ -40,6 +40,11 @@ class OnnxSpec:
 
     def __repr__(self) -> str:
         return f"OnnxSpec({self.version})"
+
+    def write(self, program: Program, folder) -> None:
+        path = folder / f"{self.name}.onnx"
+        path.write_bytes(program.model)
+        program.files["model"] = str(path)
 
     def clause(self, case: Case) -> str:
         return f"ONNX {case.op}-{self.version}"
@@ -99,7 +104,8 @@ class OnnxSpec:
             except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
                 notes.append(f"onnx.checker rejected the model: {str(exc).splitlines()[0]}")
         return Program(spec=self.name, format="onnx", model=model.SerializeToString(), feeds=feeds,
-                       outputs=[(n, n) for n in node_outputs if n], notes=notes, layout=layout)
+                       outputs=[(n, n) for n in node_outputs if n], notes=notes,
+                       transforms=LAYOUT1_TO_CANONICAL if layout == 1 else {})
 
     def _attributes(self, case: Case) -> dict:
         attrs = dict(case.attributes)

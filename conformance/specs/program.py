@@ -9,8 +9,9 @@ import numpy as np
 
 @dataclass
 class Program:
-    """A case written in one spec. ``feeds`` are the runtime inputs (in the spec's layout);
-    ``outputs`` pairs each program output name with the canonical output it carries."""
+    """A case written in one spec. ``feeds`` are the runtime inputs, in the spec's names and
+    layouts; ``outputs`` pairs each program output, in order, with the canonical output it carries,
+    and ``transforms`` says how to bring it back to the canonical layout."""
 
     spec: str                      # e.g. "onnx-14"
     format: str                    # "onnx" | "openvino-ir" | "directml" | "torch"
@@ -20,11 +21,25 @@ class Program:
     notes: list = field(default_factory=list)   # each lossy or notable translation step
     files: dict = field(default_factory=dict)   # role -> path of the written artifact
     extra: dict = field(default_factory=dict)   # format-specific payload (e.g. IR weights)
-    layout: int = 0                # the spec layout outputs come back in
+    #: canonical name -> {"transpose": axes, "reshape": shape}, applied in that order
+    transforms: dict = field(default_factory=dict)
 
     @property
     def output_names(self) -> list[str]:
         return [name for name, _ in self.outputs]
+
+    def runtime_input(self):
+        """What a runtime's ``run`` receives as its model: the ONNX bytes, or for file formats the
+        path of the written main file (the runtime reads the program back from its files)."""
+        return self.model if self.format == "onnx" else self.files["model"]
+
+    def to_canonical(self, canonical: str, array: np.ndarray) -> np.ndarray:
+        t = self.transforms.get(canonical, {})
+        if "transpose" in t and array.ndim == len(t["transpose"]):
+            array = np.transpose(array, t["transpose"])
+        if "reshape" in t and array.size == int(np.prod(t["reshape"])):
+            array = array.reshape(t["reshape"])
+        return array
 
 
 @dataclass(frozen=True)
@@ -33,12 +48,6 @@ class NotExpressible:
     reason: str
 
 
-def to_canonical_layout(name: str, array: np.ndarray, layout: int) -> np.ndarray:
-    """ONNX layout 1 outputs back to layout 0: Y [B,S,D,H] -> [S,D,B,H]; Y_h [B,D,H] -> [D,B,H]."""
-    if layout == 0:
-        return array
-    if name == "Y" and array.ndim == 4:
-        return np.transpose(array, (1, 2, 0, 3))
-    if name in ("Y_h", "Y_c") and array.ndim == 3:
-        return np.transpose(array, (1, 0, 2))
-    return array
+#: ONNX layout 1 outputs back to layout 0: Y [B,S,D,H] -> [S,D,B,H]; Y_h, Y_c [B,D,H] -> [D,B,H]
+LAYOUT1_TO_CANONICAL = {"Y": {"transpose": (1, 2, 0, 3)}, "Y_h": {"transpose": (1, 0, 2)},
+                        "Y_c": {"transpose": (1, 0, 2)}}
