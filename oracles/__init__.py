@@ -1,0 +1,26 @@
+"""The ground-truth oracle of the recurrent-operator conformance suite.
+
+Evaluates ONNX RNN, GRU and LSTM in arbitrary precision (mpmath) from the exact binary value of
+every input, under the documented semantics of a spec family (a *profile*: onnx, openvino,
+directml). Where a spec is ambiguous it returns one reading per distinct result; where it is silent
+it marks the affected output elements unspecified. See README.md.
+"""
+
+from .api import ORACLE_VERSION, evaluate, evaluate_mp
+from .errors import OracleError
+from .profiles import PROFILES, Choice, Point, Profile
+from .result import Expected, OracleResult, Reading
+
+__all__ = [
+    "ORACLE_VERSION",
+    "PROFILES",
+    "Choice",
+    "Expected",
+    "OracleError",
+    "OracleResult",
+    "Point",
+    "Profile",
+    "Reading",
+    "evaluate",
+    "evaluate_mp",
+]

@@ -1,0 +1,94 @@
+"""The oracle's public entry points."""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+
+from . import cache as disk
+from .errors import OracleError
+from .evaluation import evaluate as evaluate_choices
+from .problem import build_problem
+from .profiles import get_profile
+from .readings import solve
+from .result import OracleResult
+
+#: bump whenever the semantics or the result format change: it is part of the cache key.
+ORACLE_VERSION = "1.0.0"
+
+DEFAULT_PREC = 128
+MIN_PREC = 64
+
+
+def _check_precisions(prec, check_prec) -> tuple[int, int]:
+    if not isinstance(prec, int) or prec < MIN_PREC:
+        raise OracleError(f"prec={prec!r} should be an integer >= {MIN_PREC} (bits); the "
+                          "double-double outputs need more than 106 bits to be meaningful.")
+    if check_prec is None:
+        check_prec = prec + 64
+    if not isinstance(check_prec, int) or check_prec <= prec:
+        raise OracleError(f"check_prec={check_prec!r} should be an integer > prec={prec!r}. "
+                          f"Consider check_prec={prec + 64}.")
+    return prec, check_prec
+
+
+def evaluate(op: str, attributes: dict, tensors: dict, profile: str = "onnx",
+             prec: int = DEFAULT_PREC, check_prec: int | None = None,
+             cache: bool = True) -> OracleResult:
+    """Evaluate RNN/GRU/LSTM exactly under a spec family's documented semantics.
+
+    op: "RNN", "GRU" or "LSTM". attributes: ONNX attribute names; missing ones take ONNX defaults.
+    tensors: ONNX input names -> arrays (absent optional inputs are simply missing), in the layout
+    the ``layout`` attribute names. profile: "onnx", "openvino" or "directml".
+    Returns one reading per distinct result of the spec's ambiguous points that apply, each output
+    as a double-double with a mask of unspecified elements, and a precision certificate.
+    Raises OracleError for an invalid problem.
+    """
+    prec, check_prec = _check_precisions(prec, check_prec)
+    semantics = get_profile(profile)
+    cache_key = None
+    if cache:
+        cache_key = disk.key(ORACLE_VERSION, op, attributes, tensors, profile, prec, check_prec)
+        hit = disk.load(cache_key)
+        if hit is not None and hit.oracle_version == ORACLE_VERSION:
+            return hit
+    problem = build_problem(op, attributes, tensors, semantics)
+    result = solve(problem, semantics, prec, check_prec)
+    result.oracle_version = ORACLE_VERSION
+    if cache_key is not None:
+        disk.store(cache_key, result)
+    return result
+
+
+def evaluate_mp(op: str, attributes: dict, tensors: dict, profile: str = "onnx",
+                prec: int = DEFAULT_PREC, choices: dict | None = None) -> dict[str, np.ndarray]:
+    """One reading at one precision, as arrays of ``mpmath.mpf`` (None where unspecified).
+
+    ``choices`` picks a reading by ambiguity id and choice tag, e.g. ``{"input_forget": "i=1-f"}``;
+    points not named take the profile's first choice. Outputs are in the problem's layout.
+    """
+    if not isinstance(prec, int) or prec < 2:
+        raise OracleError(f"prec={prec!r} should be an integer >= 2 (bits).")
+    semantics = get_profile(profile)
+    values = {pid: point.choices[0].value for pid, point in semantics.points.items()}
+    for pid, tag in (choices or {}).items():
+        if pid not in semantics.points:
+            raise OracleError(f"choices has {pid!r}, which is not a point of the {profile!r} "
+                              f"profile; its points are {sorted(semantics.points)!r}.")
+        point = semantics.points[pid]
+        picked = [c for c in point.choices if c.tag == tag]
+        if not picked:
+            raise OracleError(f"choices[{pid!r}]={tag!r} is not a reading of the {profile!r} "
+                              f"profile; it admits {list(point.choice_tags)!r}.")
+        values[pid] = picked[0].value
+    problem = build_problem(op, attributes, tensors, semantics)
+    evaluation = evaluate_choices(problem, semantics, values, prec)
+    outputs = {}
+    for name, out in evaluation.outputs.items():
+        array = np.empty(len(out.values), dtype=object)
+        array[:] = [None if v is None else mpmath.mp.make_mpf(v) for v in out.values]
+        array = array.reshape(out.shape)
+        if problem.layout == 1:
+            array = array.transpose((2, 0, 1, 3) if array.ndim == 4 else (1, 0, 2))
+        outputs[name] = array
+    return outputs

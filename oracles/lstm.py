@@ -1,0 +1,88 @@
+"""ONNX LSTM, one time step (gate order i, o, f, c; peepholes i, o, f):
+
+    it = f(Xt*(Wi^T) + Ht-1*(Ri^T) + Pi (.) Ct-1 + Wbi + Rbi)
+    ft = f(Xt*(Wf^T) + Ht-1*(Rf^T) + Pf (.) Ct-1 + Wbf + Rbf)
+    ct = g(Xt*(Wc^T) + Ht-1*(Rc^T) + Wbc + Rbc)
+    Ct = ft (.) Ct-1 + it (.) ct
+    ot = f(Xt*(Wo^T) + Ht-1*(Ro^T) + Po (.) Ct + Wbo + Rbo)
+    Ht = ot (.) h(Ct)
+
+Readings (see profiles.py): input_forget couples ft = 1 - it or it = 1 - ft; the output-gate
+peephole reads Ct or Ct-1; clip bounds the input of h or not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .arith import ROUND, cmp, mul, one_minus, rounded_sum
+from .gates import dot_plus, fixed_point, fixed_rows, input_projection
+
+
+@dataclass
+class Constants:
+    xw: list  # [t][b][row]: Xt·Wᵀ + Wb + Rb, exact, rows i, o, f, c
+    Ri: list  # fixed-point rows
+    Ro: list
+    Rf: list
+    Rc: list
+    Pi: list | None
+    Po: list | None
+    Pf: list | None
+
+
+def prepare(problem, d: int) -> Constants:
+    H = problem.hidden_size
+    R = problem.R[d]
+    xw = input_projection(problem.X, problem.W[d], problem.Wb[d], problem.Rb[d])
+    P = problem.P[d] if problem.P is not None else None
+    Pi, Po, Pf = (None, None, None) if P is None else (P[:H], P[H:2 * H], P[2 * H:])
+    if Po is not None and not any(p[1] for p in Po):
+        Po = None
+    rows = fixed_rows(R)
+    return Constants(xw, rows[:H], rows[H:2 * H], rows[2 * H:3 * H], rows[3 * H:], Pi, Po, Pf)
+
+
+def initial_state(problem, d: int, b: int):
+    return (problem.initial_h[d][b], problem.initial_c[d][b])
+
+
+def _gate(xw, h, row, peephole, cell, f, ctx):
+    terms = (xw,) if peephole is None else (xw, mul(peephole, cell))
+    return f(ctx.clip(dot_plus(h, row, terms, ctx.prec)), ctx.prec)
+
+
+def step(k: Constants, t: int, b: int, state, functions, ctx):
+    h_prev, c_prev = state
+    f, g, h_fn = functions
+    prec = ctx.prec
+    H = len(h_prev)
+    h = fixed_point(h_prev)
+    xw = k.xw[t][b]
+    coupling = ctx.choices["input_forget"] if ctx.input_forget else None
+    peephole_new = ctx.choices["peephole_output"] == "Ct"
+    clip_h = ctx.clip_bound is not None and ctx.choices["clip_h"]
+    Pi = k.Pi or [None] * H
+    Pf = k.Pf or [None] * H
+    Po = k.Po or [None] * H
+    h_new, c_new = [], []
+    for j in range(H):
+        if coupling == "i=1-f":
+            ft = _gate(xw[2 * H + j], h, k.Rf[j], Pf[j], c_prev[j], f, ctx)
+            it = one_minus(ft)
+        else:
+            it = _gate(xw[j], h, k.Ri[j], Pi[j], c_prev[j], f, ctx)
+            if coupling == "f=1-i":
+                ft = one_minus(it)
+            else:
+                ft = _gate(xw[2 * H + j], h, k.Rf[j], Pf[j], c_prev[j], f, ctx)
+        ct = _gate(xw[3 * H + j], h, k.Rc[j], None, None, g, ctx)
+        cell = rounded_sum([mul(ft, c_prev[j]), mul(it, ct)], prec)
+        ot = _gate(xw[H + j], h, k.Ro[j], Po[j], cell if peephole_new else c_prev[j], f, ctx)
+        if ctx.clip_bound is not None and (cmp(cell, ctx.clip_bound) > 0
+                                           or cmp(cell, ctx.clip_bound_neg) < 0):
+            ctx.touched.add("clip_h")
+        h_in = ctx.clip(cell) if clip_h else cell
+        h_new.append(mul(ot, h_fn(h_in, prec), prec, ROUND))
+        c_new.append(cell)
+    return (h_new, c_new)

@@ -1,0 +1,169 @@
+"""From a problem and a profile to readings: evaluate each combination of choices that can matter,
+certify the precision, merge combinations whose outputs are identical, and name what is left.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+
+import numpy as np
+
+from .activations import PARAMETERS, assign_parameters, canonical_name
+from .arith import to_double_double
+from .certificate import certificate
+from .evaluation import evaluate
+from .result import Expected, OracleResult, Reading
+
+#: points whose readings can only differ where an evaluation reports it (a ThresholdedRelu input
+#: equal to alpha; a cell state beyond the clip bound); the others differ whenever they apply.
+DYNAMIC = {"thresholded_relu_boundary", "clip_h"}
+
+
+def _listed(problem) -> tuple[str, ...]:
+    """The activation list the alpha/beta lists are read against."""
+    k = problem.info.functions
+    return problem.activations[:k] if problem.shared_activations else problem.activations
+
+
+def _consumption_matters(problem, profile) -> bool:
+    readings = {
+        tuple(assign_parameters(_listed(problem), problem.activation_alpha,
+                                problem.activation_beta, consumption))
+        for consumption in ("positional", "popped")
+    }
+    return len(readings) > 1
+
+
+def _defaults_used(problem, profile) -> bool:
+    for choice in profile.point("alpha_beta_consumption").choices:
+        assigned = assign_parameters(_listed(problem), problem.activation_alpha,
+                                     problem.activation_beta, choice.value)
+        for name, (alpha, beta) in zip(_listed(problem), assigned):
+            uses_alpha, uses_beta = PARAMETERS[name]
+            if (uses_alpha and alpha is None) or (uses_beta and beta is None):
+                return True
+    return False
+
+
+def _case_differs(problem, profile) -> bool:
+    given = problem.given_activations or ()
+    return any(canonical_name(name) != name for name in given)
+
+
+#: when each point bears on a problem at all (points not listed here are settled rules)
+APPLIES = {
+    "input_forget": lambda p, prof: p.op == "LSTM" and p.input_forget,
+    "peephole_output": lambda p, prof: p.op == "LSTM" and p.peephole_output_nonzero,
+    "clip_h": lambda p, prof: p.op == "LSTM" and p.clip is not None,
+    "alpha_beta_consumption": _consumption_matters,
+    "activation_defaults": _defaults_used,
+    "thresholded_relu_boundary": lambda p, prof: "ThresholdedRelu" in p.activations,
+    "sequence_lens": lambda p, prof: p.sequence_lens_given and min(p.sequence_lens) < p.seq_length,
+    "activation_case": _case_differs,
+}
+
+
+def _expected(problem, output, reasons: dict) -> Expected:
+    hi = np.full(len(output.values), np.nan)
+    lo = np.full(len(output.values), np.nan)
+    for i, value in enumerate(output.values):
+        if value is not None:
+            hi[i], lo[i] = to_double_double(value)
+    unspecified = np.array([r is not None for r in output.reasons], dtype=bool)
+    hi, lo, unspecified = (a.reshape(output.shape) for a in (hi, lo, unspecified))
+    if problem.layout == 1:
+        axes = (2, 0, 1, 3) if len(output.shape) == 4 else (1, 0, 2)
+        hi, lo, unspecified = (np.ascontiguousarray(a.transpose(axes))
+                               for a in (hi, lo, unspecified))
+    codes = {r for r in output.reasons if r is not None}
+    return Expected(hi, lo, unspecified, {code: reasons[code] for code in sorted(codes)})
+
+
+def _describe(profile, applicable, distinguishing, representative, also) -> str:
+    parts = []
+    for pid, point in profile.points.items():
+        if not point.ambiguous or pid not in applicable:
+            continue
+        if pid in distinguishing:
+            choice = representative[pid]
+            parts.append(f"{pid} = {choice.tag}: {choice.description} [{point.clause}]")
+        elif len(point.choices) > 1:
+            parts.append(f"{pid}: the readings {', '.join(point.choice_tags)} give the same "
+                         f"outputs here [{point.clause}]")
+        else:
+            parts.append(f"{pid}: {point.choices[0].description} [{point.clause}]")
+    if also:
+        parts.append(f"The readings {', '.join(also)} give these same outputs.")
+    if not parts:
+        return f"{profile.spec}, as documented; no ambiguity applies to this case."
+    return f"{profile.spec}. " + " ".join(parts)
+
+
+def _distinguishing(multi, group_of: dict) -> list:
+    """The points that change the outputs: two combinations differing only there disagree."""
+    def only_in(i, a, b):
+        return a[i] != b[i] and a[:i] + a[i + 1:] == b[:i] + b[i + 1:]
+
+    return [pid for i, pid in enumerate(multi)
+            if any(group_of[a] != group_of[b] and only_in(i, a, b)
+                   for a in group_of for b in group_of)]
+
+
+def solve(problem, profile, prec: int, check_prec: int) -> OracleResult:
+    points = profile.points
+    multi = [pid for pid, point in points.items() if len(point.choices) > 1]
+    applicable = {pid for pid, applies in APPLIES.items() if applies(problem, profile)}
+    varied = {pid for pid in multi if pid in applicable and pid not in DYNAMIC}
+    evaluated: dict[tuple, tuple] = {}
+    while True:
+        axes = [points[pid].choices if pid in varied else points[pid].choices[:1] for pid in multi]
+        for combo in product(*axes):
+            key = tuple(choice.tag for choice in combo)
+            if key in evaluated:
+                continue
+            chosen = {pid: point.choices[0] for pid, point in points.items()}
+            chosen.update(zip(multi, combo))
+            values = {pid: choice.value for pid, choice in chosen.items()}
+            evaluated[key] = (chosen, evaluate(problem, profile, values, prec),
+                              evaluate(problem, profile, values, check_prec))
+        touched = set().union(*(low.touched | high.touched for _, low, high in evaluated.values()))
+        new = (touched & applicable & set(multi)) - varied
+        if not new:
+            break
+        varied |= new
+
+    groups: dict[tuple, list] = {}
+    group_of = {}
+    for key, (chosen, low, high) in evaluated.items():
+        signature = tuple((name, tuple(out.values), tuple(out.reasons))
+                          for name, out in high.outputs.items())
+        groups.setdefault(signature, []).append((chosen, high))
+        group_of[key] = signature
+    distinguishing = _distinguishing(multi, group_of)
+
+    def name_of(chosen):
+        return "+".join(chosen[pid].tag for pid in distinguishing) or "default"
+
+    readings = []
+    for members in groups.values():
+        representative, high = members[0]
+        name = name_of(representative)
+        also = list(dict.fromkeys(name_of(chosen) for chosen, _ in members[1:]))
+        readings.append(Reading(
+            name=name,
+            description=_describe(profile, applicable, distinguishing, representative,
+                                  [other for other in also if other != name]),
+            outputs={out: _expected(problem, high.outputs[out], high.reasons)
+                     for out in problem.info.outputs},
+            choices={pid: representative[pid].tag for pid in distinguishing},
+        ))
+    return OracleResult(
+        op=problem.op,
+        profile=profile.name,
+        readings=readings,
+        certificate=certificate([(low, high) for _, low, high in evaluated.values()],
+                                prec, check_prec),
+        ambiguities=[pid for pid, point in points.items()
+                     if point.ambiguous and pid in applicable],
+        notes=list(problem.notes),
+    )

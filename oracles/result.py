@@ -1,0 +1,128 @@
+"""What the oracle returns: readings of expected outputs, with a precision certificate."""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+def _pack(array: np.ndarray, dtype: str) -> str:
+    return base64.b64encode(np.ascontiguousarray(array, dtype=dtype).tobytes()).decode("ascii")
+
+
+def _unpack(text: str, dtype: str, shape) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(text), dtype=dtype).reshape(shape).copy()
+
+
+@dataclass
+class Expected:
+    """One output tensor: the exact value is hi + lo (double-double), hi correctly rounded.
+
+    ``unspecified`` is True where the profile's spec does not define the element (hi and lo are
+    NaN there); ``reasons`` maps each reason code used to a sentence saying why.
+    """
+
+    hi: np.ndarray
+    lo: np.ndarray
+    unspecified: np.ndarray
+    reasons: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.hi.shape
+
+    def to_json(self) -> dict:
+        return {
+            "shape": list(self.hi.shape),
+            "hi": _pack(self.hi, "<f8"),
+            "lo": _pack(self.lo, "<f8"),
+            "unspecified": _pack(self.unspecified, "u1"),
+            "reasons": dict(self.reasons),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> Expected:
+        shape = tuple(data["shape"])
+        return cls(
+            hi=_unpack(data["hi"], "<f8", shape).astype(np.float64),
+            lo=_unpack(data["lo"], "<f8", shape).astype(np.float64),
+            unspecified=_unpack(data["unspecified"], "u1", shape).astype(bool),
+            reasons=dict(data["reasons"]),
+        )
+
+    def same_as(self, other: Expected) -> bool:
+        return (np.array_equal(self.hi, other.hi, equal_nan=True)
+                and np.array_equal(self.lo, other.lo, equal_nan=True)
+                and np.array_equal(self.unspecified, other.unspecified))
+
+
+@dataclass
+class Reading:
+    """The outputs under one reading of the spec's ambiguous points."""
+
+    name: str  # short stable id: "default", or the distinguishing choices, e.g. "tr-ge+clip-h"
+    description: str  # what this reading assumes, citing the spec clause
+    outputs: dict[str, Expected]
+    choices: dict[str, str] = field(default_factory=dict)  # ambiguity id -> choice tag
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "choices": dict(self.choices),
+            "outputs": {k: v.to_json() for k, v in self.outputs.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> Reading:
+        return cls(
+            name=data["name"],
+            description=data["description"],
+            outputs={k: Expected.from_json(v) for k, v in data["outputs"].items()},
+            choices=dict(data["choices"]),
+        )
+
+
+@dataclass
+class OracleResult:
+    op: str
+    profile: str
+    readings: list[Reading]
+    certificate: dict  # prec, check_prec, agree_bits, max_abs_diff
+    ambiguities: list[str]
+    notes: list[str] = field(default_factory=list)
+    oracle_version: str = ""
+    from_cache: bool = field(default=False, compare=False)
+
+    def reading(self, name: str) -> Reading:
+        for reading in self.readings:
+            if reading.name == name:
+                return reading
+        raise KeyError(f"no reading {name!r}; readings are {[r.name for r in self.readings]!r}")
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "oracle_version": self.oracle_version,
+            "op": self.op,
+            "profile": self.profile,
+            "certificate": self.certificate,
+            "ambiguities": self.ambiguities,
+            "notes": self.notes,
+            "readings": [r.to_json() for r in self.readings],
+        }, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> OracleResult:
+        data = json.loads(text)
+        return cls(
+            op=data["op"],
+            profile=data["profile"],
+            readings=[Reading.from_json(r) for r in data["readings"]],
+            certificate=dict(data["certificate"]),
+            ambiguities=list(data["ambiguities"]),
+            notes=list(data["notes"]),
+            oracle_version=data["oracle_version"],
+        )
