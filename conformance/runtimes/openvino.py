@@ -34,17 +34,47 @@ class OpenVINOOnnxFrontend:
         self.version = version()
 
     def properties(self, model) -> dict:
-        if self.config != "precision=pinned":
-            return {}
-        element = model.inputs[0].get_element_type()
-        hint = element if element in (self._ov.Type.f32, self._ov.Type.f16, self._ov.Type.bf16) else self._ov.Type.f32
-        return {"INFERENCE_PRECISION_HINT": hint}
+        return compile_properties(model, self.config)
 
     def run(self, model: bytes, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-        ov_model = self.core.read_model(model=model)
-        compiled = self.core.compile_model(ov_model, self.device, self.properties(ov_model))
-        result = compiled.create_infer_request().infer(feeds)
-        return [np.asarray(result[out]) for out in compiled.outputs]
+        return infer(self.core, self.core.read_model(model=model), self.device, self.config, feeds)
+
+
+def compile_properties(model, config: str) -> dict:
+    """The compile properties of a configuration: none for ``default``; for ``precision=pinned``,
+    INFERENCE_PRECISION_HINT = the model's element type (f32 where the hint has no such value)."""
+    import openvino as ov
+    if config != "precision=pinned":
+        return {}
+    element = model.inputs[0].get_element_type()
+    hint = element if element in (ov.Type.f32, ov.Type.f16, ov.Type.bf16) else ov.Type.f32
+    return {"INFERENCE_PRECISION_HINT": hint}
+
+
+def infer(core, model, device: str, config: str, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Compile ``model`` on ``device`` under ``config``, run it once on ``feeds`` (by input name),
+    and return every output in the model's order. bfloat16 travels as raw bits both ways (the
+    Python bindings have no numpy bfloat16)."""
+    import openvino as ov
+    compiled = core.compile_model(model, device, compile_properties(model, config))
+    result = compiled.create_infer_request().infer({name: _to_tensor(ov, arr) for name, arr in feeds.items()})
+    return [_from_output(ov, out, result[out]) for out in compiled.outputs]
+
+
+def _to_tensor(ov, arr: np.ndarray):
+    if arr.dtype.name != "bfloat16":
+        return np.ascontiguousarray(arr)
+    tensor = ov.Tensor(ov.Type.bf16, list(arr.shape))
+    tensor.data.view(np.uint16)[...] = np.ascontiguousarray(arr).view(np.uint16)
+    return tensor
+
+
+def _from_output(ov, output, value) -> np.ndarray:
+    value = np.asarray(value)
+    if output.get_element_type() == ov.Type.bf16:
+        import ml_dtypes
+        return value.view(np.uint16).view(ml_dtypes.bfloat16)
+    return value
 
 
 def targets(specs_by_format: dict):

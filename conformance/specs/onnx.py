@@ -128,10 +128,7 @@ def _elem(arr: np.ndarray, case: Case) -> int:
 
 
 def _initializer(name: str, arr: np.ndarray, case: Case) -> onnx.TensorProto:
-    if case.dtype == "bfloat16":
-        return helper.make_tensor(name, TensorProto.BFLOAT16, arr.shape,
-                                  arr.view(np.uint16).flatten().tolist(), raw=False)
-    return numpy_helper.from_array(arr, name)
+    return numpy_helper.from_array(arr, name)  # ml_dtypes.bfloat16 arrays become BFLOAT16 tensors
 
 
 SPECS = {f"onnx-{v}": OnnxSpec(v) for v in VERSIONS}
