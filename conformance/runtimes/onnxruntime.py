@@ -32,7 +32,7 @@ class OnnxRuntime:
 
     def run(self, model: bytes, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
         options = self._ort.SessionOptions()
-        options.log_severity_level = 3
+        options.log_severity_level = 4  # fatal only: refusals come back as exceptions
         options.intra_op_num_threads = 1
         session = self._ort.InferenceSession(model, options, providers=[self.provider])
         return session.run(None, feeds)
