@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from collections import Counter
 import json
 import platform
 import sys
@@ -14,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from conformance import __version__
 from conformance.case import SCHEMA, load_paths
+from conformance.gate import FAILING_VERDICTS, Baseline, Expectations, ExpectationsError, classify
 from conformance.report import terminal
 from conformance.run import Engine, Options, ResultStore, SelectError, compile_expression
 from conformance.run.engine import write_run_info
@@ -52,13 +54,19 @@ def main():
 @click.option("--fresh", is_flag=True, help="Start over instead of resuming the results in --out.")
 @click.option("--prec", default=128, show_default=True, type=click.IntRange(64, 4096), help="Oracle precision in bits.")
 @click.option("--no-entry-points", is_flag=True, help="Ignore runtimes registered in the conformance.runtimes entry-point group.")
+@click.option("--expectations", "expectation_paths", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="Known divergences (a YAML file or a folder of them, repeatable): covered failures do not fail the run.")
+@click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="An earlier results.jsonl: fail only on pairs that were not failing there.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, timeout, fresh, prec, no_entry_points, quiet):
+def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, timeout, fresh, prec, no_entry_points,
+        expectation_paths, baseline, quiet):
     """Run cases (default: ./cases) on every runtime present and write OUT/results.jsonl.
 
-    Exit status: 0 when every verdict is acceptable; 1 when any verdict is fail, rejected (a valid
-    case refused), accepted-invalid, crash, timeout or error, or a case file has an error; 2 on a
-    usage error.
+    Exit status: 0 when no verdict is a new failure; 1 when a verdict is fail, rejected (a valid
+    case refused), accepted-invalid, crash, timeout or error and neither an expectation nor the
+    baseline covers it, or when a case file has an error; 2 on a usage error (including a
+    malformed expectations file).
     """
     console = Console(stderr=False)
     paths = paths or tuple(Path(p) for p in DEFAULT_CASES if Path(p).exists())
@@ -84,6 +92,13 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
     if not targets:
         raise click.UsageError("no target matches the given --runtime/--device/--spec")
 
+    try:
+        expectations = Expectations.load(expectation_paths) if expectation_paths else None
+        base = Baseline.load(baseline) if baseline else None
+    except ExpectationsError as exc:
+        raise click.UsageError(str(exc)) from exc
+    gate = (lambda rec: classify(rec, expectations, base)) if (expectations or base) else None
+
     cases, load_errors = load_paths(paths)
     cases = [c for c in cases if select(c.id)]
     store = ResultStore(out_dir, resume=not fresh)
@@ -98,18 +113,30 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
     options = Options(out_dir=Path(out_dir), jobs=jobs, timeout=timeout, prec=prec)
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=console, disable=quiet, transient=False) as bar:
-        engine = Engine(cases, targets, store, options)
+        engine = Engine(cases, targets, store, options, gate=gate)
         task = bar.add_task("running", total=engine.count_pending())
         engine.progress = lambda n=1: bar.advance(task, n)
         try:
             summary = engine.run()
         finally:
             store.close()
+    # judge the whole selection, resumed pairs included, under today's expectations
+    if expectations:
+        for entry in expectations.entries:
+            entry.matched = 0
+    wanted_cases, wanted_targets = {c.id for c in cases}, {t.id for t in targets}
+    records = [dict(r, **(gate(r) if gate else {})) for r in store.latest()
+               if r["case"] in wanted_cases and r["target"] in wanted_targets]
+    new = [r for r in records if r.get("gate", "new") == "new" and r["verdict"] in FAILING_VERDICTS]
     info.update({"finished": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-                 "counts": dict(summary.counts), "wall_s": summary.wall_s, "runtime_s": summary.runtime_s})
+                 "counts": dict(Counter(r["verdict"] for r in records)),
+                 "gate": dict(Counter(r.get("gate", "") for r in records)),
+                 "wall_s": summary.wall_s, "runtime_s": summary.runtime_s})
     write_run_info(out_dir, info)
-    terminal.summary(console, summary, load_errors, skipped, out_dir)
-    sys.exit(EXIT_FAILURES if summary.failed or load_errors else EXIT_OK)
+    terminal.summary(console, records, load_errors, skipped, out_dir, ran=sum(summary.counts.values()),
+                     resumed=summary.skipped_pairs, wall_s=summary.wall_s,
+                     unused=expectations.unused() if expectations else ())
+    sys.exit(EXIT_FAILURES if new or load_errors else EXIT_OK)
 
 
 @main.command("list")

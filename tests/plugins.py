@@ -13,7 +13,9 @@ from onnx import numpy_helper
 
 def _ort_run(model: onnx.ModelProto, feeds):
     import onnxruntime as ort
-    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
 class WrongGateOrderGRU:

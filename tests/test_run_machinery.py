@@ -106,4 +106,4 @@ def test_interrupted_run_resumes_without_redoing_finished_pairs(tmp_path):
     assert len(set(pairs)) == 9 == len(pairs), "every pair exactly once"
     redone = len(calls.read_text().splitlines()) - calls_before
     assert redone == 9 - len(first), f"{redone} runtime calls on resume for {9 - len(first)} missing pairs"
-    assert f"{len(first)} pairs already done" in done.stdout
+    assert f"{len(first)} resumed from earlier" in done.stdout

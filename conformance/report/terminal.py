@@ -1,8 +1,11 @@
-"""The terminal summary printed after a run."""
+"""The terminal summary printed after a run: verdicts per target, then what the gate says."""
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
+
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from conformance.compare import VERDICTS
@@ -12,29 +15,45 @@ COLOURS = {"pass": "green", "fail": "red", "rejected": "red", "accepted-invalid"
            "error": "red reverse"}
 
 
-def summary(console: Console, summary, load_errors, skipped, out_dir, max_failures: int = 15) -> None:
-    table = Table(title="verdicts per target", show_lines=False)
+def summary(console: Console, records: list, load_errors, skipped, out_dir, *, ran: int, resumed: int,
+            wall_s: float, unused=(), max_failures: int = 15) -> None:
+    by_target = defaultdict(Counter)
+    counts, gates = Counter(), Counter()
+    for r in records:
+        by_target[r["target"]][r["verdict"]] += 1
+        counts[r["verdict"]] += 1
+        gates[r.get("gate", "new" if r["verdict"] not in ("pass", "not-expressible", "unspecified") else "ok")] += 1
+    verdicts = [v for v in (*VERDICTS, "error") if counts.get(v)]
+    table = Table(title="verdicts per target")
     table.add_column("target")
-    verdicts = [v for v in (*VERDICTS, "error") if summary.counts.get(v)]
     for v in verdicts:
         table.add_column(v, justify="right", style=COLOURS.get(v, ""))
-    for target in sorted(summary.by_target):
-        row = summary.by_target[target]
-        table.add_row(target, *[str(row.get(v, 0) or "") for v in verdicts])
-    if summary.by_target:
+    for target in sorted(by_target):
+        table.add_row(escape(target), *[str(by_target[target].get(v, 0) or "") for v in verdicts])
+    if by_target:
         console.print(table)
     for s in skipped:
-        console.print(f"[yellow]skipped runtime[/] {s.runtime}: {s.reason}")
+        console.print(f"[yellow]skipped runtime[/] {escape(s.runtime)}: {escape(s.reason)}", highlight=False)
     for e in load_errors:
-        console.print(f"[red]case error[/] {e}", highlight=False)
-    if summary.failures:
-        console.print(f"\n[bold]{len(summary.failures)} failing verdicts[/] (first {min(max_failures, len(summary.failures))}):")
-        for rec in summary.failures[:max_failures]:
-            console.print(f"[{COLOURS.get(rec['verdict'], '')}]{rec['verdict']}[/] {rec['case']} on {rec['target']}",
+        console.print(f"[red]case error[/] {escape(str(e))}", highlight=False, soft_wrap=True)
+    for entry in unused:
+        console.print(f"[yellow]warning[/] expectation at {entry.where} matches nothing ({escape(entry.reason)})",
+                      highlight=False, soft_wrap=True)
+    fixed = [r for r in records if r.get("gate") == "fixed"]
+    for r in fixed[:max_failures]:
+        console.print(f"[green]fixed[/] {escape(r['case'])} on {escape(r['target'])} now passes; its expectation "
+                      f"({r['expected']['where']}) can go", highlight=False, soft_wrap=True)
+    new = [r for r in records if r.get("gate", "new") == "new" and r["verdict"] in (*COLOURS,) and
+           r["verdict"] not in ("pass", "not-expressible", "unspecified")]
+    if new:
+        console.print(f"\n[bold]{len(new)} new failing verdicts[/] (first {min(max_failures, len(new))}):")
+        for rec in new[:max_failures]:
+            console.print(f"[{COLOURS.get(rec['verdict'], '')}]{rec['verdict']}[/] {escape(rec['case'])} on {escape(rec['target'])}",
                           highlight=False)
             console.print(f"  {rec['message']}", highlight=False, markup=False, soft_wrap=True)
             console.print(f"  repro: {rec['repro']}", highlight=False, markup=False, soft_wrap=True)
-    total = sum(summary.counts.values())
-    parts = ", ".join(f"{summary.counts[v]} {v}" for v in (*VERDICTS, "error") if summary.counts.get(v))
-    console.print(f"\n{total} verdicts ({parts or 'none new'}); {summary.skipped_pairs} pairs already done "
-                  f"(resumed); {summary.wall_s:.1f} s; results in {out_dir}/results.jsonl", highlight=False)
+    parts = ", ".join(f"{counts[v]} {v}" for v in (*VERDICTS, "error") if counts.get(v))
+    gate = ", ".join(f"{gates[g]} {g}" for g in ("new", "expected", "baseline", "fixed") if gates.get(g))
+    console.print(f"\n{len(records)} verdicts ({parts or 'none'}); gate: {gate or 'nothing to report'}; "
+                  f"{ran} run now, {resumed} resumed from earlier; {wall_s:.1f} s; "
+                  f"results in {out_dir}/results.jsonl", highlight=False, soft_wrap=True)

@@ -78,7 +78,8 @@ def base_record(case, target) -> dict:
 
 
 class Engine:
-    def __init__(self, cases, targets, store, options: Options, progress=None):
+    def __init__(self, cases, targets, store, options: Options, progress=None, gate=None):
+        self.gate = gate                  # record -> gate fields (conformance.gate.classify)
         self.cases = cases
         self.targets = targets
         self.store = store
@@ -206,6 +207,8 @@ class Engine:
             rec.update(extra)
         rec["message"] = message
         rec["repro"] = repro(case, target)
+        if self.gate:
+            rec.update(self.gate(rec))
         self.store.append(rec)
         self.summary.counts[verdict] += 1
         self.summary.by_target[target.id][verdict] += 1

@@ -1,0 +1,170 @@
+"""The CI gate: expectations files of known divergences, and a baseline of an earlier run.
+
+An expectations file (YAML) names the targets it covers and lists known divergences, each with a
+kind, a reason and a link::
+
+    targets: "onnxruntime-*/CPU*"        # glob(s) over target ids; `*` and `?` only
+    entries:
+      - cases: "lstm/activation_defaults[activations=ThresholdedRelu*"
+        verdict: fail                      # optional; default: any failing verdict
+        kind: known-bug                    # known-bug | unsupported | spec-ambiguity
+        reason: ThresholdedRelu's default alpha is 0, not 1.0
+        link: https://github.com/microsoft/onnxruntime/issues/...
+
+A failing verdict an entry covers is ``expected`` and does not fail the run; a passing pair an
+entry covers is ``fixed`` (reported, so the entry can go); an entry that covers nothing warns.
+With a baseline, a failing pair fails the run only when it was not failing in the baseline.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from conformance.case.yamlio import Where, load_yaml, where_of
+from conformance.compare import FAILING
+
+KINDS = ("known-bug", "unsupported", "spec-ambiguity")
+FAILING_VERDICTS = set(FAILING) | {"error"}
+
+
+class ExpectationsError(ValueError):
+    """A malformed expectations file; the message has file:line."""
+
+
+def glob_to_regex(pattern: str) -> re.Pattern:
+    """`*` and `?` wildcards only: case ids contain `[`, `]` and `=`, which match literally."""
+    parts = [".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern]
+    return re.compile("".join(parts) + r"\Z")
+
+
+def _patterns(value) -> list[re.Pattern]:
+    values = [value] if isinstance(value, str) else list(value)
+    return [glob_to_regex(str(v)) for v in values]
+
+
+@dataclass
+class Entry:
+    cases: list
+    targets: list
+    verdicts: tuple
+    kind: str
+    reason: str
+    link: str
+    where: Where
+    matched: int = 0
+
+    def covers(self, record: dict) -> bool:
+        return (any(p.match(record["case"]) for p in self.cases)
+                and any(p.match(record["target"]) for p in self.targets))
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "reason": self.reason, "link": self.link, "where": str(self.where)}
+
+
+@dataclass
+class Expectations:
+    entries: list = field(default_factory=list)
+
+    @classmethod
+    def load(cls, paths) -> "Expectations":
+        entries = []
+        for path in _files(paths):
+            entries += _load_file(path)
+        return cls(entries)
+
+    def match(self, record: dict) -> Entry | None:
+        for entry in self.entries:
+            if entry.covers(record) and (not entry.verdicts or record["verdict"] in entry.verdicts
+                                         or record["verdict"] not in FAILING_VERDICTS):
+                return entry
+        return None
+
+    def unused(self) -> list[Entry]:
+        return [e for e in self.entries if e.matched == 0]
+
+
+def _files(paths) -> list[Path]:
+    out = []
+    for p in map(Path, paths or ()):
+        out += sorted(p.glob("*.y*ml")) if p.is_dir() else [p]
+    return out
+
+
+def _load_file(path: Path) -> list[Entry]:
+    name = str(path)
+    try:
+        doc = load_yaml(path.read_text(encoding="utf-8"), name)
+    except (OSError, yaml.YAMLError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ExpectationsError(f"{name}:{mark.line + 1 if mark else 1}: cannot read expectations: {exc}") from exc
+    top = Where(name, 1)
+    if not isinstance(doc, dict) or "entries" not in doc:
+        raise ExpectationsError(f"{top}: an expectations file is a mapping with `targets` and `entries`")
+    file_targets = doc.get("targets", "*")
+    entries = []
+    for i, raw in enumerate(doc["entries"] or []):
+        where = where_of(doc["entries"], i, top)
+        if not isinstance(raw, dict):
+            raise ExpectationsError(f"{where}: an entry is a mapping with cases, kind, reason")
+        missing = [k for k in ("cases", "kind", "reason") if not raw.get(k)]
+        if missing:
+            raise ExpectationsError(f"{where}: entry lacks {', '.join(missing)}; every known divergence "
+                                    f"needs the cases it covers, a kind and a reason")
+        if raw["kind"] not in KINDS:
+            raise ExpectationsError(f"{where}: kind {raw['kind']!r} is not one of {', '.join(KINDS)}")
+        unknown = set(raw) - {"cases", "targets", "verdict", "kind", "reason", "link"}
+        if unknown:
+            raise ExpectationsError(f"{where}: unknown key(s) {sorted(unknown)}; Consider cases, targets, "
+                                    f"verdict, kind, reason, link")
+        verdict = raw.get("verdict", ())
+        entries.append(Entry(
+            cases=_patterns(raw["cases"]), targets=_patterns(raw.get("targets", file_targets)),
+            verdicts=tuple([verdict] if isinstance(verdict, str) else verdict), kind=raw["kind"],
+            reason=" ".join(str(raw["reason"]).split()), link=str(raw.get("link", "")), where=where))
+    return entries
+
+
+def target_key(target_id: str) -> str:
+    """A target id without the runtime version: `onnxruntime-1.32.0/CPU@onnx-14` -> `onnxruntime/CPU@onnx-14`,
+    so that a run can be compared with a baseline taken on another version."""
+    head, _, rest = target_id.partition("/")
+    return re.sub(r"-\d[\w.+]*$", "", head) + "/" + rest
+
+
+@dataclass
+class Baseline:
+    failing: dict  # (case, target key) -> verdict
+
+    @classmethod
+    def load(cls, path) -> "Baseline":
+        from conformance.run.results import read_results
+        records = read_results(path)
+        if not records:
+            raise ExpectationsError(f"{path}: the baseline has no results")
+        return cls({(r["case"], target_key(r["target"])): r["verdict"] for r in records})
+
+    def regressed(self, record: dict) -> bool:
+        before = self.failing.get((record["case"], target_key(record["target"])))
+        return before is None or before not in FAILING_VERDICTS
+
+
+def classify(record: dict, expectations: Expectations | None, baseline: Baseline | None = None) -> dict:
+    """Gate fields for one record: gate = new | expected | fixed | ok | baseline, and the entry."""
+    failing = record["verdict"] in FAILING_VERDICTS
+    entry = expectations.match(record) if expectations else None
+    if entry:
+        entry.matched += 1
+    if failing:
+        if entry:
+            gate = "expected"
+        elif baseline is not None and not baseline.regressed(record):
+            gate = "baseline"
+        else:
+            gate = "new"
+    else:
+        gate = "fixed" if entry and record["verdict"] == "pass" else "ok"
+    return {"gate": gate, "expected": entry.to_json() if entry else None}

@@ -1,0 +1,109 @@
+"""The CI gate on real runs: a new divergence fails, an expected one passes, a fixed one is
+reported, a regression against a baseline fails, an expectation that matches nothing warns."""
+
+import textwrap
+
+from conformance.gate import Baseline, Expectations, ExpectationsError, classify, glob_to_regex, target_key
+from conformance.run import read_results
+from tests.test_run_machinery import DATA, conformance
+
+import pytest
+
+WRONG = ["--runtime", "wrong-gru-gate-order", "--runtime-plugin", "tests.plugins:WrongGateOrderGRU"]
+
+
+def _expectations(tmp_path, body: str):
+    path = tmp_path / "expect.yaml"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def test_new_divergence_fails_and_expected_one_passes(tmp_path):
+    args = ["run", DATA / "cases", "--spec", "onnx-14", *WRONG, "-q"]
+    new = conformance(*args, "--out", tmp_path / "a", check=1)
+    assert "2 new failing verdicts" in new.stdout
+
+    exp = _expectations(tmp_path, """\
+        targets: "wrong-gru-gate-order*"
+        entries:
+          - cases: "gru/small[*"
+            verdict: fail
+            kind: known-bug
+            reason: swaps the z and r gates (a deliberate test double)
+            link: https://example.org/issue/1
+        """)
+    ok = conformance(*args, "--out", tmp_path / "b", "--expectations", exp, check=0)
+    assert "2 expected" in ok.stdout
+    records = read_results(tmp_path / "b" / "results.jsonl")
+    assert {r["gate"] for r in records if r["verdict"] == "fail"} == {"expected"}
+    assert all(r["expected"]["reason"].startswith("swaps") for r in records if r["verdict"] == "fail")
+
+
+def test_fixed_divergence_is_reported_and_unused_entry_warns(tmp_path):
+    exp = _expectations(tmp_path, """\
+        targets: "onnxruntime-*"
+        entries:
+          - cases: "gru/small[direction=forward]"
+            kind: known-bug
+            reason: once failed here
+          - cases: "lstm/nothing-like-this*"
+            kind: unsupported
+            reason: matches no case
+        """)
+    proc = conformance("run", DATA / "cases", "--spec", "onnx-14", "--runtime", "onnxruntime", "--out", tmp_path / "o",
+                       "--expectations", exp, "-q", check=0)
+    assert "fixed gru/small[direction=forward] on onnxruntime" in proc.stdout
+    assert "matches nothing (matches no case)" in proc.stdout
+    assert f"{exp}:6" in proc.stdout
+
+
+def test_baseline_fails_only_on_regressions(tmp_path):
+    # the baseline: onnxruntime (passing) results relabelled as the wrong runtime's target
+    args = ["run", DATA / "cases", "--spec", "onnx-14", "-q"]
+    conformance(*args, *WRONG, "--out", tmp_path / "old", check=1)
+    old = read_results(tmp_path / "old" / "results.jsonl")
+    # same failures as the baseline: nothing regressed
+    same = conformance(*args, *WRONG, "--out", tmp_path / "same", "--baseline", tmp_path / "old" / "results.jsonl", check=0)
+    assert "2 baseline" in same.stdout
+    # a baseline where those pairs passed: now they regressed
+    passing = tmp_path / "passing.jsonl"
+    import json
+    passing.write_text("".join(json.dumps(dict(r, verdict="pass")) + "\n" for r in old))
+    conformance(*args, *WRONG, "--out", tmp_path / "regressed", "--baseline", passing, check=1)
+
+
+def test_bad_expectations_file_is_a_usage_error_with_file_and_line(tmp_path):
+    exp = _expectations(tmp_path, """\
+        targets: "*"
+        entries:
+          - cases: "gru/*"
+            kind: bug
+            reason: x
+        """)
+    proc = conformance("run", DATA / "cases", "--spec", "onnx-14", "--runtime", "onnxruntime", "--out", tmp_path / "o",
+                       "--expectations", exp, "-q", check=2)
+    assert f"{exp}:3: kind 'bug' is not one of known-bug, unsupported, spec-ambiguity" in proc.stderr
+
+
+def test_globs_match_case_ids_literally_except_wildcards():
+    assert glob_to_regex("gru/x[direction=*]").match("gru/x[direction=reverse]")
+    assert not glob_to_regex("gru/x[d]").match("gru/xd")
+    assert target_key("onnxruntime-1.32.0/CPU@onnx-14") == "onnxruntime/CPU@onnx-14"
+    assert target_key("openvino-2026.4.1/CPU/precision=pinned@onnx-7") == "openvino/CPU/precision=pinned@onnx-7"
+
+
+def test_classify_rules(tmp_path):
+    exp = Expectations.load([_expectations(tmp_path, """\
+        targets: "rt-*"
+        entries:
+          - {cases: "a*", verdict: crash, kind: known-bug, reason: r}
+        """)])
+    rec = {"case": "a1", "target": "rt-1/CPU@onnx-14", "verdict": "crash"}
+    assert classify(rec, exp)["gate"] == "expected"
+    assert classify(dict(rec, verdict="fail"), exp)["gate"] == "new"  # the entry names another verdict
+    assert classify(dict(rec, verdict="pass"), exp)["gate"] == "fixed"
+    assert classify(dict(rec, target="other/CPU@onnx-14"), exp)["gate"] == "new"
+    base = Baseline({("a1", "rt/CPU@onnx-14"): "crash"})
+    assert classify(dict(rec, target="rt-2/CPU@onnx-14"), None, base)["gate"] == "baseline"
+    with pytest.raises(ExpectationsError):
+        Expectations.load([_expectations(tmp_path, "entries:\n  - {cases: x}\n")])
