@@ -105,11 +105,17 @@ class Engine:
             if todo:
                 yield ci, case, todo
 
-    def run(self) -> RunSummary:
+    def run(self, pool: Pool | None = None) -> RunSummary:
+        """Run every pending pair. With ``pool`` (kept open, e.g. by the fuzzer or the ablation),
+        its warm workers are reused; otherwise a pool of ``jobs`` workers lives for this call."""
         start = time.perf_counter()
-        with Pool(self.opt.jobs) as pool:
+        if pool is not None:
             for outcome in pool.outcomes(self._jobs()):
                 self._receive(outcome)
+        else:
+            with Pool(self.opt.jobs) as own:
+                for outcome in own.outcomes(self._jobs()):
+                    self._receive(outcome)
         self.summary.wall_s = time.perf_counter() - start
         return self.summary
 
@@ -146,7 +152,7 @@ class Engine:
             return
         if not self.opt.write_programs and prog.format == "onnx":
             return
-        folder = self.store.dir / "programs" / _slug(f"{case.id}-{case.digest[:8]}")
+        folder = Path(self.store.dir) / "programs" / _slug(f"{case.id}-{case.digest[:8]}")
         folder.mkdir(parents=True, exist_ok=True)
         SPECS[prog.spec].write(prog, folder)
 

@@ -76,3 +76,24 @@ class ResultStore:
 
     def close(self) -> None:
         self._file.close()
+
+
+class MemoryStore:
+    """A store that keeps records in memory (for the fuzzer and the ablation); programs that
+    must exist as files (IR, descriptors) are written under ``dir``."""
+
+    def __init__(self, folder):
+        self.dir = Path(folder)
+        self.records: list[dict] = []
+
+    def is_done(self, case_id: str, target_id: str, digest: str) -> bool:
+        return False
+
+    def append(self, record: dict) -> None:
+        self.records.append(record)
+
+    def latest(self) -> list[dict]:
+        return list(self.records)
+
+    def close(self) -> None:
+        pass
