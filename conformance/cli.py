@@ -17,7 +17,8 @@ from conformance import __version__
 from conformance.case import SCHEMA, load_paths
 from conformance.gate import FAILING_VERDICTS, Baseline, Expectations, ExpectationsError, classify
 from conformance.report import terminal
-from conformance.run import Engine, Options, ResultStore, SelectError, compile_expression
+from conformance.run import Engine, Options, Pool, ResultStore, SelectError, compile_expression
+from conformance.run.ablation import ABLATED_VERDICTS, ablate
 from conformance.run.engine import write_run_info
 from conformance.runtimes import discover, plugin_targets
 from conformance.specs import SPECS
@@ -58,9 +59,13 @@ def main():
               help="Known divergences (a YAML file or a folder of them, repeatable): covered failures do not fail the run.")
 @click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="An earlier results.jsonl: fail only on pairs that were not failing there.")
+@click.option("--ablation/--no-ablation", default=True, show_default=True,
+              help="Explain failing groups by re-running them with one feature removed at a time (OUT/clusters.json).")
+@click.option("--ablation-budget", default=1500, show_default=True, type=click.IntRange(0),
+              help="At most this many ablation runs.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, timeout, fresh, prec, no_entry_points,
-        expectation_paths, baseline, quiet):
+        expectation_paths, baseline, ablation, ablation_budget, quiet):
     """Run cases (default: ./cases) on every runtime present and write OUT/results.jsonl.
 
     Exit status: 0 when no verdict is a new failure; 1 when a verdict is fail, rejected (a valid
@@ -111,21 +116,28 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
     }
     write_run_info(out_dir, info)
     options = Options(out_dir=Path(out_dir), jobs=jobs, timeout=timeout, prec=prec)
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), console=console, disable=quiet, transient=False) as bar:
-        engine = Engine(cases, targets, store, options, gate=gate)
-        task = bar.add_task("running", total=engine.count_pending())
-        engine.progress = lambda n=1: bar.advance(task, n)
-        try:
-            summary = engine.run()
-        finally:
-            store.close()
+    with Pool(jobs) as pool:
+        with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeRemainingColumn(), console=console, disable=quiet, transient=False) as bar:
+            engine = Engine(cases, targets, store, options, gate=gate)
+            task = bar.add_task("running", total=engine.count_pending())
+            engine.progress = lambda n=1: bar.advance(task, n)
+            try:
+                summary = engine.run(pool)
+            finally:
+                store.close()
+        latest = store.latest()
+        clusters = None
+        if ablation and any(r["verdict"] in ABLATED_VERDICTS for r in latest):
+            if not quiet:
+                console.print("ablating the failing groups to name their causes ...")
+            clusters = ablate(latest, cases, targets, pool, out_dir, budget=ablation_budget, timeout=timeout)
     # judge the whole selection, resumed pairs included, under today's expectations
     if expectations:
         for entry in expectations.entries:
             entry.matched = 0
     wanted_cases, wanted_targets = {c.id for c in cases}, {t.id for t in targets}
-    records = [dict(r, **(gate(r) if gate else {})) for r in store.latest()
+    records = [dict(r, **(gate(r) if gate else {})) for r in latest
                if r["case"] in wanted_cases and r["target"] in wanted_targets]
     new = [r for r in records if r.get("gate", "new") == "new" and r["verdict"] in FAILING_VERDICTS]
     info.update({"finished": datetime.datetime.now(datetime.timezone.utc).isoformat(),
@@ -135,7 +147,7 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
     write_run_info(out_dir, info)
     terminal.summary(console, records, load_errors, skipped, out_dir, ran=sum(summary.counts.values()),
                      resumed=summary.skipped_pairs, wall_s=summary.wall_s,
-                     unused=expectations.unused() if expectations else ())
+                     unused=expectations.unused() if expectations else (), clusters=clusters)
     sys.exit(EXIT_FAILURES if new or load_errors else EXIT_OK)
 
 

@@ -78,3 +78,18 @@ class OnlyOnce:
             with open(path, "a") as f:
                 f.write("call\n")
         return _ort_run(onnx.load_from_string(model), feeds)
+
+
+class IgnoresClip:
+    """Known-wrong: drops the `clip` attribute before running onnxruntime (clip silently ignored)."""
+
+    name = "ignores-clip"
+    format = "onnx"
+
+    def run(self, model: bytes, feeds):
+        m = onnx.load_from_string(model)
+        node = m.graph.node[0]
+        kept = [a for a in node.attribute if a.name != "clip"]
+        del node.attribute[:]
+        node.attribute.extend(kept)
+        return _ort_run(m, feeds)

@@ -16,7 +16,7 @@ COLOURS = {"pass": "green", "fail": "red", "rejected": "red", "accepted-invalid"
 
 
 def summary(console: Console, records: list, load_errors, skipped, out_dir, *, ran: int, resumed: int,
-            wall_s: float, unused=(), max_failures: int = 15) -> None:
+            wall_s: float, unused=(), clusters=None, max_failures: int = 15) -> None:
     by_target = defaultdict(Counter)
     counts, gates = Counter(), Counter()
     for r in records:
@@ -49,9 +49,14 @@ def summary(console: Console, records: list, load_errors, skipped, out_dir, *, r
         console.print(f"\n[bold]{len(new)} new failing verdicts[/] (first {min(max_failures, len(new))}):")
         for rec in new[:max_failures]:
             console.print(f"[{COLOURS.get(rec['verdict'], '')}]{rec['verdict']}[/] {escape(rec['case'])} on {escape(rec['target'])}",
-                          highlight=False)
+                          highlight=False, soft_wrap=True)
             console.print(f"  {rec['message']}", highlight=False, markup=False, soft_wrap=True)
             console.print(f"  repro: {rec['repro']}", highlight=False, markup=False, soft_wrap=True)
+    if clusters:
+        console.print(f"\n[bold]divergence clusters[/] ({len(clusters)}; OUT/clusters.json):")
+        for c in clusters[:max_failures]:
+            console.print(f"  {c['size']:4d} {escape(c['verdict'])} on {escape(c['target'])}: {escape(c['cause'])}",
+                          highlight=False, soft_wrap=True)
     parts = ", ".join(f"{counts[v]} {v}" for v in (*VERDICTS, "error") if counts.get(v))
     gate = ", ".join(f"{gates[g]} {g}" for g in ("new", "expected", "baseline", "fixed") if gates.get(g))
     console.print(f"\n{len(records)} verdicts ({parts or 'none'}); gate: {gate or 'nothing to report'}; "

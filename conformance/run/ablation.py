@@ -1,0 +1,223 @@
+"""Divergence clusters with a named cause: ablate each group of failures, one feature at a time.
+
+For every group of failing valid cases sharing a target, a verdict and a case family, the first
+case is re-run on that target with one feature taken away at a time (clip removed, peepholes
+zeroed, sequence lengths full, direction forward, ...). A feature whose removal makes the case pass
+is necessary to the failure; when no single removal flips the verdict, pairs are tried. Groups on a
+target whose features explain them the same way form one cluster, stated as a sentence:
+"fails whenever peepholes are non-zero".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from conformance.case.vocabulary import DEFAULT_ACTIVATIONS, canonical_activation
+from conformance.run.engine import Engine, Options
+from conformance.run.results import MemoryStore
+
+ABLATED_VERDICTS = ("fail", "rejected", "crash", "timeout")
+CLEAN = ("pass", "unspecified")
+VERB = {"fail": "fails", "rejected": "rejects the case", "crash": "crashes", "timeout": "times out"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Feature:
+    name: str
+    present: object        # case -> bool
+    remove: object         # case -> Case without the feature
+    sentence: object       # case -> words for "fails whenever ..."
+
+
+def _replace(case, suffix: str, attributes=None, tensors=None, **fields):
+    attrs = dict(case.attributes if attributes is None else attributes)
+    tens = dict(case.tensors if tensors is None else tensors)
+    return dataclasses.replace(case, id=f"{case.id}~{suffix}", attributes=attrs, tensors=tens, **fields)
+
+
+def _without_attrs(case, suffix, *names):
+    return _replace(case, suffix, {k: v for k, v in case.attributes.items() if k not in names})
+
+
+def _without_tensors(case, suffix, *names):
+    return _replace(case, suffix, tensors={k: v for k, v in case.tensors.items() if k not in names})
+
+
+def _forward(case):
+    attrs = dict(case.attributes, direction="forward")
+    tensors = dict(case.tensors)
+    if case.direction == "bidirectional":
+        for name in ("W", "R", "B", "initial_h", "initial_c", "P"):
+            if name in tensors:
+                tensors[name] = np.ascontiguousarray(tensors[name][:1])
+        for key in ("activations", "activation_alpha", "activation_beta"):
+            if key in attrs and len(attrs[key]) % 2 == 0:
+                attrs[key] = list(attrs[key])[: len(attrs[key]) // 2]
+    return _replace(case, "forward", attrs, tensors)
+
+
+def _float32(case):
+    tensors = {k: (v.astype(np.float32) if v.dtype.kind == "f" or v.dtype.name == "bfloat16" else v)
+               for k, v in case.tensors.items()}
+    return _replace(case, "float32", tensors=tensors, dtype="float32")
+
+
+def _canonical_names(case):
+    attrs = dict(case.attributes)
+    attrs["activations"] = [canonical_activation(a) or a for a in attrs["activations"]]
+    return _replace(case, "onnx-spelling", attrs)
+
+
+def _partial(case):
+    lens = case.tensors.get("sequence_lens")
+    return lens is not None and bool(np.any(lens < case.shape["seq_length"]))
+
+
+FEATURES = (
+    Feature("clip", lambda c: "clip" in c.attributes, lambda c: _without_attrs(c, "no-clip", "clip"),
+            lambda c: f"clip is set ({c.attributes['clip']})"),
+    Feature("peepholes", lambda c: "P" in c.tensors and bool(np.any(c.tensors["P"] != 0)),
+            lambda c: _without_tensors(c, "no-peepholes", "P"), lambda c: "peepholes are non-zero"),
+    Feature("input_forget", lambda c: c.attributes.get("input_forget", 0) == 1,
+            lambda c: _without_attrs(c, "no-input_forget", "input_forget"), lambda c: "input_forget is 1"),
+    Feature("sequence_lens", _partial, lambda c: _without_tensors(c, "full-lengths", "sequence_lens"),
+            lambda c: "sequence lengths are partial" + (" or 0" if np.any(c.tensors["sequence_lens"] == 0) else "")),
+    Feature("direction", lambda c: c.direction != "forward", _forward,
+            lambda c: f"the direction is {c.direction}"),
+    Feature("activation_params", lambda c: "activation_alpha" in c.attributes or "activation_beta" in c.attributes,
+            lambda c: _without_attrs(c, "no-alpha-beta", "activation_alpha", "activation_beta"),
+            lambda c: "activation_alpha/beta are given"),
+    Feature("activations", lambda c: "activations" in c.attributes and
+            [canonical_activation(a) for a in c.attributes["activations"]]
+            not in (DEFAULT_ACTIVATIONS[c.op], DEFAULT_ACTIVATIONS[c.op] * 2),
+            lambda c: _without_attrs(c, "default-activations", "activations", "activation_alpha", "activation_beta"),
+            lambda c: "non-default activations (" + "+".join(dict.fromkeys(c.attributes["activations"])) + ") are used"),
+    Feature("activation_spelling", lambda c: "activations" in c.attributes and
+            any(canonical_activation(a) != a for a in c.attributes["activations"]), _canonical_names,
+            lambda c: "activation names are not in ONNX's spelling"),
+    Feature("linear_before_reset", lambda c: c.attributes.get("linear_before_reset", 0) != 0,
+            lambda c: _without_attrs(c, "lbr-0", "linear_before_reset"), lambda c: "linear_before_reset is 1"),
+    Feature("layout", lambda c: c.layout == 1, lambda c: _without_attrs(c, "layout-0", "layout"),
+            lambda c: "layout is 1 (batch-major)"),
+    Feature("initial_h", lambda c: "initial_h" in c.tensors, lambda c: _without_tensors(c, "no-initial_h", "initial_h"),
+            lambda c: "initial_h is given"),
+    Feature("initial_c", lambda c: "initial_c" in c.tensors, lambda c: _without_tensors(c, "no-initial_c", "initial_c"),
+            lambda c: "initial_c is given"),
+    Feature("B", lambda c: "B" in c.tensors and bool(np.any(c.tensors["B"] != 0)),
+            lambda c: _without_tensors(c, "no-bias", "B"), lambda c: "a bias B is given"),
+    Feature("dtype", lambda c: c.dtype != "float32", _float32, lambda c: f"the dtype is {c.dtype}"),
+    Feature("outputs", lambda c: bool(c.outputs), lambda c: _replace(c, "all-outputs", outputs=()),
+            lambda c: f"only {'+'.join(c.outputs)} is requested"),
+)
+
+
+def _family(case_id: str) -> str:
+    return case_id.split("[", 1)[0]
+
+
+def groups(records: list[dict], cases_by_id: dict) -> dict:
+    """(target, verdict, family) -> failing case ids, for valid cases only."""
+    out = defaultdict(list)
+    for r in records:
+        if r["verdict"] in ABLATED_VERDICTS and r.get("expect", "valid") == "valid" and r["case"] in cases_by_id:
+            out[(r["target"], r["verdict"], _family(r["case"]))].append(r["case"])
+    return out
+
+
+def _run(variants: list, target, pool, folder: Path, timeout: float) -> dict:
+    """Verdicts of the variant cases on one target: {variant id: verdict}."""
+    store = MemoryStore(folder)
+    Engine(variants, [target], store, Options(out_dir=folder, timeout=timeout, write_programs=False)).run(pool)
+    return {r["case"]: r["verdict"] for r in store.records}
+
+
+def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budget: int = 1500,
+           timeout: float = 60.0) -> list[dict]:
+    """Clusters of the failing records; writes out_dir/clusters.json and returns the clusters."""
+    cases_by_id = {c.id: c for c in cases}
+    targets_by_id = {t.id: t for t in targets}
+    folder = Path(out_dir) / "ablation"
+    explained = []   # (target, verdict, family, case ids, cause, features, ablations)
+    spent = 0
+    by_target = defaultdict(list)
+    for key, ids in sorted(groups(records, cases_by_id).items()):
+        by_target[key[0]].append((key, ids))
+    for target_id, items in by_target.items():
+        target = targets_by_id.get(target_id)
+        if target is None:
+            continue
+        plans = []
+        for key, ids in items:
+            case = cases_by_id[ids[0]]
+            present = [f for f in FEATURES if f.present(case)]
+            if spent + len(present) > budget:
+                explained.append((key, ids, "not ablated: the ablation budget was spent", [], []))
+                continue
+            spent += len(present)
+            plans.append((key, ids, case, present, {f.name: f.remove(case) for f in present}))
+        singles = _run([v for *_, variants in plans for v in variants.values()], target, pool, folder, timeout)
+        pair_plans = []
+        for key, ids, case, present, variants in plans:
+            results = [{"case": v.id, "feature": name, "change": v.id.rsplit("~", 1)[1],
+                        "verdict": singles.get(v.id, "missing")} for name, v in variants.items()]
+            necessary = [f for f in present if singles.get(variants[f.name].id) in CLEAN]
+            if necessary:
+                cause = f"{VERB[key[1]]} whenever " + " and ".join(f.sentence(case) for f in necessary)
+                explained.append((key, ids, cause, [f.name for f in necessary], results))
+            else:
+                pair_plans.append((key, ids, case, present, results))
+        pair_variants, pair_index = [], {}
+        for key, ids, case, present, results in pair_plans:
+            for a, b in itertools.combinations(present, 2):
+                if spent >= budget:
+                    break
+                spent += 1
+                v = b.remove(a.remove(case))
+                v = dataclasses.replace(v, id=f"{case.id}~{a.name}+{b.name}")
+                pair_index[v.id] = (a, b)
+                pair_variants.append(v)
+        pairs = _run(pair_variants, target, pool, folder, timeout) if pair_variants else {}
+        for key, ids, case, present, results in pair_plans:
+            flipped = [pair_index[vid] for vid, verdict in pairs.items()
+                       if verdict in CLEAN and vid.startswith(case.id + "~")]
+            results += [{"case": vid, "feature": "+".join(x.name for x in pair_index[vid]),
+                         "change": vid.rsplit("~", 1)[1], "verdict": verdict}
+                        for vid, verdict in pairs.items() if vid.startswith(case.id + "~")]
+            if flipped:
+                a, b = flipped[0]
+                cause = (f"{VERB[key[1]]} whenever {a.sentence(case)} or {b.sentence(case)} "
+                         f"(removing either alone is not enough)")
+                features = [a.name, b.name]
+            else:
+                kept = ", ".join(f.name for f in present) or "no optional feature"
+                cause = (f"{VERB[key[1]]} even with any single feature removed ({kept}): the plain "
+                         f"{case.op} {case.form} path diverges" if present else
+                         f"{VERB[key[1]]} on the plain {case.op} {case.form} path (no optional feature to remove)")
+                features = []
+            explained.append((key, ids, cause, features, results))
+    clusters = _merge(explained)
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    (Path(out_dir) / "clusters.json").write_text(json.dumps(clusters, indent=2))
+    return clusters
+
+
+def _merge(explained) -> list[dict]:
+    merged = {}
+    for (target, verdict, family), ids, cause, features, results in explained:
+        key = (target, verdict, cause if features else f"{family}: {cause}")
+        c = merged.setdefault(key, {"target": target, "verdict": verdict, "cause": cause, "features": features,
+                                    "families": [], "cases": [], "ablations": []})
+        c["families"].append(family)
+        c["cases"] += ids
+        c["ablations"] += results
+    out = sorted(merged.values(), key=lambda c: (-len(c["cases"]), c["target"], c["cause"]))
+    for i, c in enumerate(out, 1):
+        c["id"] = f"c{i}"
+        c["size"] = len(c["cases"])
+    return out

@@ -1,0 +1,31 @@
+"""Divergence clusters: the ablation names the feature a known-wrong runtime mishandles."""
+
+import json
+
+from conformance.run import read_results
+from tests.test_run_machinery import ROOT, conformance
+
+
+def test_ablation_names_clip_as_the_cause_for_a_runtime_that_ignores_clip(tmp_path):
+    out = tmp_path / "out"
+    proc = conformance("run", ROOT / "cases" / "gru" / "clip.yaml", "-k", "activations=Sigmoid+Tanh", "--spec", "onnx-14",
+                       "--runtime", "ignores-clip", "--runtime-plugin", "tests.plugins:IgnoresClip",
+                       "--out", out, "-q", check=1)
+    fails = [r for r in read_results(out / "results.jsonl") if r["verdict"] == "fail"]
+    assert fails, "ignoring clip must be caught on the clip cases"
+    clusters = json.loads((out / "clusters.json").read_text())
+    assert clusters and clusters[0]["target"].startswith("ignores-clip")
+    assert clusters[0]["cause"].startswith("fails whenever clip is set")
+    assert clusters[0]["features"] == ["clip"]
+    assert sorted(clusters[0]["cases"]) == sorted(r["case"] for r in fails)
+    flipped = [a for a in clusters[0]["ablations"] if a["feature"] == "clip"]
+    assert flipped and all(a["verdict"] == "pass" for a in flipped)
+    assert "divergence clusters" in proc.stdout and "fails whenever clip is set" in proc.stdout
+
+
+def test_no_ablation_flag_writes_no_clusters(tmp_path):
+    out = tmp_path / "out"
+    conformance("run", ROOT / "cases" / "gru" / "clip.yaml", "-k", "activations=Sigmoid+Tanh and forward", "--spec",
+                "onnx-14", "--runtime", "ignores-clip", "--runtime-plugin", "tests.plugins:IgnoresClip",
+                "--out", out, "-q", "--no-ablation", check=1)
+    assert not (out / "clusters.json").exists()
