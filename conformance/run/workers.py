@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 
 _CTX = mp.get_context("spawn")
+BUILD_TIMEOUT = 300.0  # seconds to import and construct a runtime in a fresh worker
 
 
 @dataclass
@@ -56,6 +57,7 @@ def _serve(conn) -> None:
                 runtime = runtimes.get(ref)
                 if runtime is None:
                     runtime = runtimes[ref] = ref.build()
+                conn.send(("started", None, "", "", 0.0))  # the timeout counts from here
                 start = time.perf_counter()
                 value = [_as_array(x) for x in runtime.run(model, feeds)]
             else:
@@ -83,7 +85,9 @@ class _Worker:
 
     def send(self, job: Job) -> None:
         self.job = job
-        self.deadline = time.monotonic() + job.timeout
+        # building a runtime (its imports) may take a while on a busy machine: it gets its own,
+        # generous limit; the job's timeout starts when the worker says the call has started
+        self.deadline = time.monotonic() + job.timeout + (BUILD_TIMEOUT if job.kind == "run" else 0)
         self.conn.send((job.kind, job.payload))
 
     def kill(self) -> None:
@@ -153,6 +157,9 @@ class Pool:
                         status, value, error, detail, elapsed = w.conn.recv()
                     except (EOFError, OSError):
                         yield self._replace(i, "crash", self._crash_text(w))
+                        continue
+                    if status == "started":  # the runtime is built: the call's own timeout starts
+                        w.deadline = time.monotonic() + w.job.timeout
                         continue
                     job, w.job = w.job, None
                     yield Outcome(job.key, status, value, error, detail, elapsed)
