@@ -1,0 +1,65 @@
+"""OpenVINO reading an IR (xml + bin) from its files, per device and configuration.
+
+``run`` receives the path of the written ``.xml``; ``Core.read_model`` reads the ``.bin`` beside
+it, so what executes is what the translator wrote. The configurations are those of the ONNX-frontend
+adapter (``conformance.runtimes.openvino``): ``default`` and ``precision=pinned``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from conformance.runtimes.base import RuntimeRejected
+from conformance.runtimes.openvino import (
+    CONFIGS,
+    devices,
+    infer,
+    version,
+)
+from conformance.specs.openvino import BUILD_ERROR_SUFFIX
+
+FORMAT = "openvino-ir"
+
+
+class OpenVINOIR:
+    name = "openvino"
+    format = FORMAT
+    description = "OpenVINO reading the IR (xml + bin) from its files"
+
+    def __init__(self, device: str = "CPU", config: str = "default"):
+        import openvino as ov
+        self.core = ov.Core()
+        self.device = device
+        self.config = config
+        self.version = version()
+
+    def run(self, model: str, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        path = Path(model)
+        if path.name.endswith(BUILD_ERROR_SUFFIX):
+            # the IR could not be built: OpenVINO's own op validation refused the case
+            raise RuntimeRejected(path.read_text().strip())
+        if path.suffix != ".xml":
+            raise RuntimeRejected(f"{model!r} is not an OpenVINO IR .xml file")
+        weights = path.with_suffix(".bin")
+        if not weights.exists():
+            raise RuntimeRejected(f"the IR's weights {str(weights)!r} are missing beside {path.name!r}")
+        ov_model = self.core.read_model(str(path), str(weights))
+        return infer(self.core, ov_model, self.device, self.config, feeds)
+
+
+def targets(specs_by_format: dict):
+    """Per device and configuration, for every spec whose programs are OpenVINO IR."""
+    from conformance.runtimes.base import RuntimeRef, Target
+    specs = specs_by_format.get(FORMAT, [])
+    if not specs:
+        return [], []
+    found = []
+    for device in devices():
+        for config in CONFIGS:
+            ref = RuntimeRef("conformance.runtimes.openvino_ir:OpenVINOIR", (("device", device), ("config", config)))
+            found += [Target("openvino", version(), device, config, spec, ref, format=FORMAT,
+                             description=OpenVINOIR.description) for spec in specs]
+    gaps = [] if found else [("openvino", "no CPU, GPU or NPU device available to read OpenVINO IR")]
+    return found, gaps
