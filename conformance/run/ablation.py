@@ -177,8 +177,11 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
             for a, b in itertools.combinations(present, 2):
                 if spent >= budget:
                     break
+                first = a.remove(case)
+                if not b.present(first):  # removing a also removed b (e.g. activations and their spelling)
+                    continue
                 spent += 1
-                v = b.remove(a.remove(case))
+                v = b.remove(first)
                 v = dataclasses.replace(v, id=f"{case.id}~{a.name}+{b.name}")
                 pair_index[v.id] = (a, b)
                 pair_variants.append(v)

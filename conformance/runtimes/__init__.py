@@ -25,21 +25,24 @@ class Skipped:
     reason: str
 
 
-#: built-in adapter modules; each has ``targets(specs_by_format) -> list[Target]`` and raises
-#: ImportError when its runtime is not installed here
-BUILTIN = (
-    "conformance.runtimes.onnxruntime",
-    "conformance.runtimes.openvino",
-    "conformance.runtimes.reference",
-    "conformance.runtimes.openvino_ir",
-    "conformance.runtimes.directml",
-    "conformance.runtimes.torch",
-)
+#: built-in adapter modules and the runtime names they provide; each module has
+#: ``targets(specs_by_format) -> (list[Target], gaps)`` and raises ImportError when its runtime is
+#: not installed here
+BUILTIN = {
+    "conformance.runtimes.onnxruntime": ("onnxruntime",),
+    "conformance.runtimes.openvino": ("openvino",),
+    "conformance.runtimes.reference": ("onnx-reference",),
+    "conformance.runtimes.openvino_ir": ("openvino",),
+    "conformance.runtimes.directml": ("directml-interpreter", "onnxruntime-dml"),
+    "conformance.runtimes.torch": ("torch",),
+}
 
 
-def _builtin(specs_by_format: dict) -> tuple[list[Target], list[Skipped]]:
+def _builtin(specs_by_format: dict, wanted=None) -> tuple[list[Target], list[Skipped]]:
     targets, skipped = [], []
-    for module_name in BUILTIN:
+    for module_name, names in BUILTIN.items():
+        if wanted and not set(names) & set(wanted):
+            continue  # not asked for: don't pay for importing it
         try:
             module = importlib.import_module(module_name)
             found, gaps = module.targets(specs_by_format)
@@ -74,9 +77,11 @@ def entry_point_paths() -> list[str]:
     return [ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)]
 
 
-def discover(specs_by_format: dict, plugins: list[str] = (), use_entry_points: bool = True
+def discover(specs_by_format: dict, plugins: list[str] = (), use_entry_points: bool = True, runtimes=()
              ) -> tuple[list[Target], list[Skipped]]:
-    targets, skipped = _builtin(specs_by_format)
+    """Every target present for the given specs; with ``runtimes``, only those runtimes' adapters
+    are imported (a plugin's or entry point's name is known only once loaded, so they always are)."""
+    targets, skipped = _builtin(specs_by_format, runtimes)
     paths = list(plugins) + (entry_point_paths() if use_entry_points else [])
     for path in paths:
         try:

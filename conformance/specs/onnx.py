@@ -51,7 +51,7 @@ class OnnxSpec:
 
     def expressible(self, case: Case) -> str | None:
         """The reason this version cannot express the case, or None."""
-        if case.layout == 1 and self.version < 14:
+        if case.valid and case.layout == 1 and self.version < 14:
             return f"layout=1 needs ONNX {case.op}-14 or later (opset {self.version} has no layout attribute)"
         if case.dtype not in TYPES[self.version]:
             return (f"{case.dtype} is not among ONNX {case.op}-{self.version}'s types "
@@ -109,8 +109,8 @@ class OnnxSpec:
 
     def _attributes(self, case: Case) -> dict:
         attrs = dict(case.attributes)
-        if self.version < 14:
-            attrs.pop("layout", None)
+        if self.version < 14 and attrs.get("layout") == 0:
+            attrs.pop("layout")  # layout 0 is what every earlier version computes
         return attrs
 
     def _output_shapes(self, case: Case) -> dict:
