@@ -89,7 +89,7 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
             plugin_targets(path, specs_by_format)
         except Exception as exc:
             raise click.UsageError(f"--runtime-plugin {path}: {type(exc).__name__}: {exc}") from exc
-    targets, skipped = discover(specs_by_format, plugins, use_entry_points=not no_entry_points)
+    targets, skipped = discover(specs_by_format, plugins, use_entry_points=not no_entry_points, runtimes=runtimes)
     if runtimes:
         targets = [t for t in targets if t.runtime in runtimes]
     if devices:
@@ -145,10 +145,22 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
                  "gate": dict(Counter(r.get("gate", "") for r in records)),
                  "wall_s": summary.wall_s, "runtime_s": summary.runtime_s})
     write_run_info(out_dir, info)
+    write_reports(records, info, Path(out_dir), clusters)
     terminal.summary(console, records, load_errors, skipped, out_dir, ran=sum(summary.counts.values()),
                      resumed=summary.skipped_pairs, wall_s=summary.wall_s,
                      unused=expectations.unused() if expectations else (), clusters=clusters)
     sys.exit(EXIT_FAILURES if new or load_errors else EXIT_OK)
+
+
+def write_reports(records: list, info: dict, out_dir: Path, clusters) -> None:
+    """Every run writes the HTML report, JUnit XML and the Markdown summary beside its results."""
+    from conformance.report.html import render
+    from conformance.report.junit import write_junit
+    from conformance.report.markdown import write_markdown
+    info = dict(info, results=str(out_dir / "results.jsonl"))
+    render(records, info, out_dir, clusters)
+    write_junit(records, out_dir / "junit.xml")
+    write_markdown(records, info, out_dir / "summary.md", clusters)
 
 
 @main.command("list")
@@ -179,6 +191,9 @@ def schema():
     """Print the JSON Schema of the case-file format (for editors)."""
     click.echo(json.dumps(SCHEMA, indent=2))
 
+
+from conformance.report.cli_report import report_command  # noqa: E402  (the report is its own module)
+main.add_command(report_command)
 
 if __name__ == "__main__":
     main()

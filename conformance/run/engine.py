@@ -37,6 +37,7 @@ class Options:
     prec: int = 128
     argv_paths: tuple = ()          # for repro commands
     write_programs: bool = True
+    tolerance: str | None = None    # a named policy of compare/policies.yaml; None: the default (derived)
 
 
 @dataclass
@@ -70,7 +71,10 @@ def base_record(case, target) -> dict:
         "case": case.id, "case_digest": case.digest, "file": case.file,
         "line": case.source.line if case.source else None,
         "op": case.op, "form": case.form, "dtype": case.dtype, "expect": case.expect,
-        "clause": list(case.clause), "description": case.describe(),
+        "clause": list(case.clause), "summary": case.describe(), "description": case.description,
+        "attributes": case.attributes, "shape": case.shape,
+        "inputs": {name: list(arr.shape) for name, arr in case.tensors.items()},
+        "semantics": SPECS[target.spec].semantics if target.spec in SPECS else "",
         "target": target.id, "spec": target.spec, "runtime": target.runtime,
         "runtime_version": target.version, "device": target.device, "config": target.config,
         "plugin": target.plugin,
@@ -195,14 +199,14 @@ class Engine:
         if oracle.status != "ok":
             return self._record(case, target, prog, "error", f"oracle failed: {oracle.error}", extra)
         res = oracle.value
-        tol = for_case(case)
+        tol = for_case(case, self.opt.tolerance)
         j = judge_outputs(case, prog, outcome.value, res, tol)
         extra.update({
             "max_abs_err": j.max_abs_err, "max_rel_err": j.max_rel_err, "max_ulp": j.max_ulp,
             "ratio": j.ratio, "worst": j.worst, "reading": j.reading, "unspecified": j.unspecified,
-            "unspecified_values": j.unspecified_values, "tolerance": tol.to_json(),
+            "unspecified_values": j.unspecified_values, "tolerance": j.tolerance or tol.to_json(),
             "oracle": dict(res.certificate, readings=[r.name for r in res.readings],
-                           ambiguities=list(res.ambiguities)),
+                           ambiguities=list(res.ambiguities), precision=dict(res.precision)),
         })
         self._record(case, target, prog, j.verdict, j.message, extra)
 

@@ -1,0 +1,60 @@
+"""`conformance report RESULTS... [--out DIR]`: the HTML report, JUnit XML and a Markdown summary,
+rebuilt from one or more results files (merged: see conformance/report/merge.py)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from conformance.gate import Baseline, Expectations, ExpectationsError, classify
+from conformance.report.html import render
+from conformance.report.junit import write_junit
+from conformance.report.markdown import write_markdown
+from conformance.report.merge import ReportInputError, load
+from conformance.report.view import FAILING
+
+
+@click.command("report")
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output folder (default: the folder of the first RESULTS).")
+@click.option("--clusters", "clusters_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The ablation step's clusters (JSON); default: clusters.json beside the results, if any.")
+@click.option("--expectations", "expectation_paths", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="Judge the gate anew under these known divergences (as `conformance run --expectations`).")
+@click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Judge the gate anew against this earlier results.jsonl.")
+def report_command(results, out_dir, clusters_path, expectation_paths, baseline):
+    """Write OUT/index.html (with OUT/cases/ and OUT/families/), OUT/junit.xml and OUT/summary.md
+    from RESULTS: results.jsonl files, or the folders `conformance run --out` wrote them in.
+
+    Several RESULTS merge (runs from several machines or runtime versions): every target is kept,
+    and for the same (case, target) the newest run's record wins. The run.json beside each results
+    file supplies the run's facts.
+    """
+    try:
+        loaded = load(results, clusters_path)
+    except ReportInputError as exc:
+        raise click.UsageError(str(exc)) from exc
+    if expectation_paths or baseline:
+        try:
+            expectations = Expectations.load(expectation_paths) if expectation_paths else None
+            base = Baseline.load(baseline) if baseline else None
+        except ExpectationsError as exc:
+            raise click.UsageError(str(exc)) from exc
+        loaded.records = [dict(r, **classify(r, expectations, base)) for r in loaded.records]
+    first = Path(results[0])
+    out = out_dir or (first if first.is_dir() else first.parent)
+    index = render(loaded.records, loaded.runs, out, loaded.clusters)
+    junit = write_junit(loaded.records, out / "junit.xml")
+    summary = write_markdown(loaded.records, loaded.runs, out / "summary.md", loaded.clusters)
+    counts = Counter(r["verdict"] for r in loaded.records)
+    failing = sum(n for v, n in counts.items() if v in FAILING)
+    click.echo(f"{len(loaded.records)} verdicts from {len(loaded.sources)} results file"
+               f"{'s' if len(loaded.sources) != 1 else ''}, {failing} divergent")
+    if not loaded.records:
+        click.echo("warning: the results hold no verdicts; the report is empty", err=True)
+    for path in (index, junit, summary):
+        click.echo(f"wrote {path}")

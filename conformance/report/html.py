@@ -1,0 +1,322 @@
+"""The HTML divergence report: ``index.html`` (run facts, gate, the family × target matrix,
+clusters, cross-spec differences), a page per case family and a page per failing case.
+
+Self-contained: every page opens from file:// with no network; CSS and JS are inline, plots are
+SVG written in Python (conformance/report/svg.py). Jinja2 autoescapes everything; no data is ever
+marked safe (only our own SVG, built with ``markupsafe.escape`` on every string in it).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+
+import jinja2
+
+from conformance.report import view
+from conformance.report.svg import error_plot, series_of
+from conformance.report.view import PAGE_VERDICTS, SEVERITY, SHORT, family_of, num, severity
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+#: (background, text) per verdict; the CSS is generated from this
+COLOURS = {
+    "pass": ("#dcf2e3", "#17663a"),
+    "fail": ("#fbd5d2", "#a3190f"),
+    "rejected": ("#fde3c8", "#a4470b"),
+    "accepted-invalid": ("#eedcfb", "#6b21a8"),
+    "crash": ("#8d1b1b", "#ffffff"),
+    "timeout": ("#fbeebb", "#8a5a00"),
+    "error": ("#27303d", "#ffffff"),
+    "not-expressible": ("#eef0f3", "#5b6574"),
+    "unspecified": ("#d9ecfb", "#0b5c96"),
+}
+VERDICT_HELP = {
+    "pass": "every specified element within tolerance (or an invalid case rejected)",
+    "fail": "numbers outside tolerance",
+    "rejected": "the runtime refused a valid case",
+    "accepted-invalid": "the runtime ran a case the spec forbids",
+    "crash": "the worker process died",
+    "timeout": "no answer in time",
+    "error": "the suite itself failed (translator or oracle)",
+    "not-expressible": "this spec version cannot say the case",
+    "unspecified": "the spec defines none of the compared elements",
+}
+
+
+# --------------------------------------------------------------------------------------- formatting
+
+def fmt_num(value, digits: int = 9) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    v = num(value)
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "NaN"
+        if math.isinf(v):
+            return "∞" if v > 0 else "−∞"
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def fmt_ratio(value) -> str:
+    v = num(value)
+    if v is None:
+        return ""
+    if isinstance(v, float) and math.isinf(v):
+        return "×∞"
+    if isinstance(v, float) and math.isnan(v):
+        return "×NaN"
+    return f"×{v:.2g}" if v < 10 else f"×{v:.2g}".replace("e+0", "e").replace("e+", "e")
+
+
+def fmt_index(index) -> str:
+    if isinstance(index, (list, tuple)):
+        return "[" + ",".join(str(i) for i in index) + "]"
+    return "" if index is None else str(index)
+
+
+def first_line(text) -> str:
+    return str(text or "").strip().split("\n", 1)[0]
+
+
+def fmt_time(text) -> str:
+    if not text:
+        return "—"
+    try:
+        t = datetime.datetime.fromisoformat(str(text))
+    except ValueError:
+        return str(text)
+    return t.strftime("%Y-%m-%d %H:%M:%S %Z").strip()
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True)
+    env.filters.update(num=fmt_num, ratio=fmt_ratio, index=fmt_index, first_line=first_line, time=fmt_time,
+                       short=lambda v: SHORT.get(v, v), link=view.safe_link, sev=severity)
+    env.globals.update(tokens=view.tokens, COLOURS=COLOURS, SEVERITY=SEVERITY, VERDICT_HELP=VERDICT_HELP, SHORT=SHORT)
+    return env
+
+
+# --------------------------------------------------------------------------------------- run facts
+
+def _runs(run_info) -> list[dict]:
+    if not run_info:
+        return []
+    return [dict(r) for r in (run_info if isinstance(run_info, list) else [run_info]) if r]
+
+
+def _run_targets(runs: list[dict], targets: list[view.Target]) -> list[dict]:
+    """Every target with its description: run.json's list, then any that only the records name."""
+    described = {}
+    for run in runs:
+        for t in run.get("targets") or []:
+            if isinstance(t, dict) and t.get("id"):
+                described[t["id"]] = t
+    out = []
+    for t in targets:
+        d = described.get(t.id, {})
+        out.append({"id": t.id, "runtime": t.runtime, "version": t.version, "device": t.device,
+                    "config": t.config, "spec": t.spec, "plugin": t.plugin, "description": d.get("description", "")})
+    return out
+
+
+# ---------------------------------------------------------------------------------------- case page
+
+class CaseView:
+    """Everything a failing case's page shows, from its records on every target."""
+
+    def __init__(self, case_id: str, records: list[dict], order: dict, labels: dict):
+        self.id = case_id
+        self.records = sorted(records, key=lambda r: order.get(r["target"], 1 << 30))
+        self.family = family_of(case_id)
+        self.slug = view.slug(case_id)
+        first = self.records[0]
+        self.first = first
+        self.params = view.matrix_params(case_id)
+        self.descriptions = list(dict.fromkeys(str(r["description"]) for r in self.records
+                                               if r.get("description")))
+        self.clauses = list(dict.fromkeys(c for r in self.records for c in view.clauses_of(r)))
+        self.by_severity = sorted(self.records, key=lambda r: severity(r["verdict"]))  # stable: target order within
+        self.verdict = view.worst_verdict([r["verdict"] for r in self.records])
+        lead = min(self.records, key=lambda r: (severity(r["verdict"]), r.get("gate") == "expected",
+                                               -(view.error_measure(r)[0] or 0)))
+        self.lead = lead
+        self.labels = labels
+        self.plot = error_plot(self.records, labels)
+        self.no_numbers = [r for r in self.records if series_of(r) is None]
+        self.elements = self._elements()
+        self.has_bound = any(e.get("bound") is not None for row in self.elements for e in row["elems"])
+        self.tolerances = self._grouped("tolerance")
+        self.oracles = self._grouped("oracle")
+        self.notes = self._notes()
+        self.unspecified = self._unspecified()
+        self.any_step_data = any(isinstance(r.get("error_by_step"), dict) for r in self.records)
+
+    def _elements(self) -> list[dict]:
+        """Per target, the worst elements (worst_elements when the record has them, else worst)."""
+        rows = []
+        for r in self.records:
+            per_output = r.get("worst_elements")
+            items = []
+            if isinstance(per_output, dict) and per_output:
+                for output, elems in per_output.items():
+                    for e in (elems or [])[:5]:
+                        items.append(dict(e, output=output))
+            elif isinstance(r.get("worst"), dict):
+                items.append(dict(r["worst"]))
+            for e in items:
+                e["over"] = (num(e.get("ratio")) or 0) > 1
+            if items:
+                rows.append({"record": r, "elems": items, "sev": severity(r["verdict"])})
+        return rows
+
+    def _grouped(self, key: str) -> list[dict]:
+        """Distinct values of a record field, each with the targets that share it. A tolerance's
+        per-record figures (worst_bound, worst_allowed, ...) are left out: the rule is what is
+        shared, and the worst elements table shows each target's figures."""
+        groups = {}
+        for r in self.records:
+            value = r.get(key)
+            if not value:
+                continue
+            if isinstance(value, dict):
+                value = {k: v for k, v in value.items() if not str(k).startswith("worst_")}
+            k = json.dumps(value, sort_keys=True, default=str)
+            groups.setdefault(k, {"value": value, "targets": [], "readings": set()})
+            groups[k]["targets"].append(r["target"])
+            if r.get("reading"):
+                groups[k]["readings"].add(str(r["reading"]))
+        return list(groups.values())
+
+    def _notes(self) -> list[dict]:
+        groups = {}
+        for r in self.records:
+            for n in r.get("notes") or []:
+                groups.setdefault(str(n), []).append(r["target"])
+        return [{"note": n, "targets": t} for n, t in groups.items()]
+
+    def _unspecified(self) -> list[dict]:
+        """Elements the spec leaves undefined, compared across the targets that produced them."""
+        per_output = defaultdict(dict)
+        for r in self.records:
+            values_by_output = r.get("unspecified_values")
+            for output, values in (values_by_output.items() if isinstance(values_by_output, dict) else ()):
+                if isinstance(values, list) and values:
+                    per_output[output][r["target"]] = values
+        out = []
+        for output, by_target in per_output.items():
+            n = min(12, max(len(v) for v in by_target.values()))
+            rows = []
+            for k in range(n):
+                vals = [num(v[k]) if k < len(v) else None for v in by_target.values()]
+                finite = [v for v in vals if v is not None and math.isfinite(v)]
+                spread = (max(finite) - min(finite)) if len(finite) > 1 else None
+                rows.append({"k": k, "values": vals, "spread": spread})
+            total = max(len(v) for v in by_target.values())
+            out.append({"output": output, "targets": list(by_target), "rows": rows, "total": total})
+        return out
+
+
+# ---------------------------------------------------------------------------------------- render
+
+GENERATOR = '<meta name="generator" content="rnn-conformance report">'
+
+
+def _remove_stale_pages(out_dir: Path) -> None:
+    """Pages an earlier report wrote (they carry our generator tag); nothing else is touched."""
+    for sub in ("cases", "families"):
+        for page in (out_dir / sub).glob("*.html"):
+            try:
+                with page.open(encoding="utf-8", errors="replace") as f:
+                    head = f.read(600)
+            except OSError:
+                continue
+            if GENERATOR in head:
+                page.unlink()
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | None = None) -> Path:
+    """Write ``out_dir/index.html``, ``out_dir/families/*.html`` and ``out_dir/cases/*.html`` (one
+    per case with a verdict in fail, rejected, accepted-invalid, crash, timeout, error,
+    unspecified); returns the path of index.html."""
+    out_dir = Path(out_dir)
+    env = _env()
+    _remove_stale_pages(out_dir)
+    records = [r for r in records if r.get("case") and r.get("target")]
+    targets = view.collect_targets(records)
+    order = {t.id: t.index for t in targets}
+    runs = _runs(run_info)
+    labels = {t.id: t.id for t in targets}
+
+    by_case = defaultdict(list)
+    for r in records:
+        by_case[r["case"]].append(r)
+    paged = {c for c, recs in by_case.items()
+             if any(r["verdict"] in PAGE_VERDICTS or r["verdict"] not in SEVERITY for r in recs)}
+    case_href = {c: f"cases/{view.slug(c)}.html" for c in paged}
+
+    ops = view.group_families(records, targets)
+    runtimes, setups = view.header_groups(targets)
+    generated = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    common = {"targets": targets, "runtimes": runtimes, "setups": setups, "generated": generated}
+
+    clusters_view = None
+    if clusters is not None:
+        clusters_view = []
+        for c in clusters:
+            c = dict(c)
+            cases = [str(x) for x in (c.get("cases") or [])]
+            seen_ops = {str(by_case[x][0].get("op", "")) for x in cases if by_case.get(x)}
+            c.update(cases=cases, op=seen_ops.pop() if len(seen_ops) == 1 else "",
+                     spec=str(c.get("target") or "").rsplit("@", 1)[-1])
+            clusters_view.append(c)
+        clusters_view.sort(key=lambda c: (-len(c["cases"]), str(c.get("target", ""))))
+
+    counts = defaultdict(int)
+    for r in records:
+        counts[r["verdict"]] += 1
+    index = env.get_template("index.html.j2").render(
+        **common, root="", runs=runs, run_targets=_run_targets(runs, targets), ops=ops,
+        totals=view.totals(records, targets), counts=dict(counts), n_records=len(records),
+        failing_total=sum(n for v, n in counts.items() if v in view.FAILING),
+        n_cases=len(by_case), n_paged=len(paged), case_href=case_href, gate=view.gate_summary(records),
+        versions=view.version_differences(records), ir=view.ir_vs_frontend(records),
+        spec_fams=view.spec_family_differences(records), clusters=clusters_view,
+        skipped=[s for run in runs for s in (run.get("skipped_runtimes") or [])],
+        load_errors=sum(int(run.get("load_errors") or 0) for run in runs),
+        specs=sorted({t.spec for t in targets}, key=view.spec_key),
+        op_names=[op for op, _ in ops])
+    index_path = out_dir / "index.html"
+    _write(index_path, index)
+
+    family_tpl = env.get_template("family.html.j2")
+    for _, fams in ops:
+        for fam in fams:
+            cases = []
+            for cid in fam.case_ids:
+                recs = {r["target"]: r for r in by_case[cid]}
+                cases.append({"id": cid, "params": view.matrix_params(cid), "href": case_href.get(cid),
+                              "cells": [recs.get(t.id) for t in targets]})
+            _write(out_dir / "families" / f"{fam.slug}.html",
+                   family_tpl.render(**common, root="../", fam=fam, cases=cases, case_href=case_href))
+
+    case_tpl = env.get_template("case.html.j2")
+    for cid in sorted(paged):
+        cv = CaseView(cid, by_case[cid], order, labels)
+        fam_slug = view.slug(cv.family)
+        _write(out_dir / case_href[cid],
+               case_tpl.render(**common, root="../", case=cv, family_href=f"../families/{fam_slug}.html"))
+    return index_path

@@ -1,0 +1,497 @@
+"""The HTML report, JUnit XML and Markdown summary, built from a real run (onnxruntime and the
+known-wrong GRU test double) and looked at in a real headless Chromium over the DevTools protocol.
+
+Chromium is required, not optional: CI installs it (`apt-get install -y chromium`). Screenshots go
+to reports/screenshots/ (report.png, case.png, family.png).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conformance.report.html import COLOURS, render
+from conformance.report.junit import to_xml
+from conformance.report.markdown import code, summary
+from conformance.report.merge import load
+from conformance.report.svg import error_plot
+from conformance.report.view import family_of, matrix_params, slug
+from conformance.run import read_results
+
+ROOT = Path(__file__).parent.parent
+DATA = Path(__file__).parent / "data"
+SHOTS = ROOT / "reports" / "screenshots"
+INSTALL = "apt-get update && apt-get install -y chromium"
+XSS = "<script>alert(1)</script><b>x</b>"
+WRONG = "wrong-gru-gate-order"
+
+
+# ------------------------------------------------------------------------------ a tiny CDP client
+
+def chromium_path() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.fail(f"Chromium is needed to check the HTML report and was not found on PATH. Install it: {INSTALL}",
+                pytrace=False)
+
+
+class Chromium:
+    """Headless Chromium over the DevTools protocol on a pipe (--remote-debugging-pipe: commands
+    on fd 3, replies on fd 4, each a JSON message ending in NUL). Standard library only."""
+
+    FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             "--hide-scrollbars", "--remote-debugging-pipe")
+
+    def __init__(self, exe: str, timeout: float = 30.0):
+        self.timeout = timeout
+        self.profile = tempfile.mkdtemp(prefix="conformance-chromium-")
+        child_in, self._out = os.pipe()
+        self._in, child_out = os.pipe()
+
+        def wire():  # in the child, before exec: the protocol's descriptors become fds 3 and 4
+            a, b = os.dup(child_in), os.dup(child_out)  # above 4, so neither dup2 overwrites the other
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+            os.set_inheritable(3, True)
+            os.set_inheritable(4, True)
+
+        self.proc = subprocess.Popen([exe, *self.FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
+                                     preexec_fn=wire, close_fds=False,  # noqa: PLW1509 (no threads here) stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(child_in)
+        os.close(child_out)
+        self._buf, self._id, self.events = b"", 0, []
+        target = self.call("Target.createTarget", url="about:blank")["targetId"]
+        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        self.call("Page.enable", page=True)
+        self.call("Runtime.enable", page=True)
+
+    def _message(self, deadline: float) -> dict:
+        while b"\0" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("Chromium did not answer in time")
+            if select.select([self._in], [], [], left)[0]:
+                chunk = os.read(self._in, 1 << 20)
+                if not chunk:
+                    raise RuntimeError("Chromium closed the DevTools pipe (did it start? try it by hand: chromium --headless --no-sandbox about:blank)")
+                self._buf += chunk
+        msg, _, self._buf = self._buf.partition(b"\0")
+        return json.loads(msg)
+
+    def call(self, method: str, page: bool = False, **params) -> dict:
+        self._id += 1
+        msg = {"id": self._id, "method": method, "params": params}
+        if page:
+            msg["sessionId"] = self.session
+        os.write(self._out, json.dumps(msg).encode() + b"\0")
+        deadline = time.monotonic() + self.timeout
+        while True:
+            reply = self._message(deadline)
+            if reply.get("id") == self._id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})
+            self.events.append(reply)
+
+    def _wait(self, method: str) -> dict:
+        deadline = time.monotonic() + self.timeout
+        while True:
+            for i, ev in enumerate(self.events):
+                if ev.get("method") == method:
+                    return self.events.pop(i)
+            self.events.append(self._message(deadline))
+
+    def open(self, url: str, width: int = 1400, height: int = 1000) -> None:
+        self.call("Emulation.setDeviceMetricsOverride", page=True, width=width, height=height,
+                  deviceScaleFactor=1, mobile=False)
+        # each open is a fresh load, as a user opening the link (the same page with another
+        # fragment would otherwise be a same-document navigation, with no load)
+        for target in ("about:blank", url):
+            self.events = [e for e in self.events if e.get("method") != "Page.loadEventFired"]
+            self.call("Page.navigate", page=True, url=target)
+            self._wait("Page.loadEventFired")
+
+    def js(self, expression: str):
+        res = self.call("Runtime.evaluate", page=True, expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in res:
+            raise AssertionError(f"{expression}: {res['exceptionDetails']}")
+        return res["result"].get("value")
+
+    def screenshot(self, path: Path, max_height: int = 3000) -> None:
+        width = self.js("document.documentElement.scrollWidth")
+        height = min(max_height, self.js("document.documentElement.scrollHeight"))
+        data = self.call("Page.captureScreenshot", page=True, format="png", captureBeyondViewport=True,
+                         clip={"x": 0, "y": 0, "width": width, "height": height, "scale": 1})["data"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(base64.b64decode(data))
+
+    def dialogs(self) -> list:
+        return [e for e in self.events if e.get("method") == "Page.javascriptDialogOpening"]
+
+    def script_errors(self) -> list:
+        return [e["params"]["exceptionDetails"] for e in self.events if e.get("method") == "Runtime.exceptionThrown"]
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError, RuntimeError, TimeoutError):   # it may be gone already
+            self.call("Browser.close")
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        for fd in (self._out, self._in):
+            os.close(fd)
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------------ the report
+
+def conformance(*args, check=None):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "conformance", *map(str, args)], cwd=ROOT, capture_output=True,
+                          text=True, env=env, timeout=600, check=False)
+    if check is not None:
+        assert proc.returncode == check, proc.stdout + proc.stderr
+    return proc
+
+
+CASES = {
+    "gru/small.yaml": (DATA / "cases" / "gru" / "small.yaml").read_text(),
+    "lstm/tiny.yaml": """\
+op: LSTM
+clause: ONNX LSTM-22 outputs
+description: a tiny LSTM, so that the matrix has a second op
+attributes: {hidden_size: 2}
+shape: {seq_length: 3, batch_size: 1, input_size: 2}
+inputs: {seed: 5, B: random}
+""",
+    "gru/escaping.yaml": f"""\
+op: GRU
+clause: "ONNX GRU-22 {XSS}"
+description: "{XSS}"
+attributes: {{hidden_size: 2}}
+shape: {{seq_length: 2, batch_size: 1, input_size: 2}}
+inputs: {{seed: 9, B: random}}
+""",
+}
+EXPECTATIONS = f"""\
+targets: "{WRONG}*"
+entries:
+  - cases: "gru/small[direction=reverse]"
+    kind: known-bug
+    reason: the test double swaps the z and r gates
+    link: https://example.invalid/issues/1
+"""
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A real run of 4 cases on onnxruntime and the known-wrong GRU (ONNX 14 and 22), with an
+    expectation for one case, then `conformance report`."""
+    tmp = tmp_path_factory.mktemp("report")
+    for name, text in CASES.items():
+        (tmp / "cases" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / "cases" / name).write_text(text)
+    (tmp / "expected.yaml").write_text(EXPECTATIONS)
+    out = tmp / "out"
+    conformance("run", tmp / "cases", "--spec", "onnx-14", "--spec", "onnx-22", "--runtime", "onnxruntime",
+                "--runtime", WRONG, "--runtime-plugin", "tests.plugins:WrongGateOrderGRU",
+                "--expectations", tmp / "expected.yaml", "--out", out, "-q", check=1)
+    results = out / "results.jsonl"
+    records = read_results(results)
+    # results carry the generated one-line summary as `description`; the case file's own prose is
+    # what a user writes, so put it there where the record lacks it: the page must escape it
+    for r in records:
+        if r["case"] == "gru/escaping" and XSS not in r.get("description", ""):
+            r["description"] = XSS
+    results.write_text("".join(json.dumps(r) + "\n" for r in records))
+    proc = conformance("report", out, "--out", tmp / "report", check=0)
+    assert "wrote" in proc.stdout
+    return {"tmp": tmp, "out": out, "report": tmp / "report", "records": records}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    b = Chromium(chromium_path())
+    yield b
+    b.close()
+
+
+def url(path: Path, fragment: str = "") -> str:
+    return path.resolve().as_uri() + fragment
+
+
+def rgb(hex_colour: str) -> str:
+    h = hex_colour.lstrip("#")
+    return "rgb({}, {}, {})".format(*(int(h[i:i + 2], 16) for i in (0, 2, 4)))
+
+
+def test_the_run_writes_every_output(built):
+    rep = built["report"]
+    for name in ("index.html", "junit.xml", "summary.md"):
+        assert (rep / name).is_file(), name
+    failing = {r["case"] for r in built["records"] if r["verdict"] == "fail"}
+    assert failing == {"gru/small[direction=forward]", "gru/small[direction=reverse]", "gru/escaping"}
+    pages = sorted(p.name for p in (rep / "cases").glob("*.html"))
+    assert pages == sorted(f"{slug(c)}.html" for c in failing)  # one page per failing case, none else
+    assert (built["out"] / "clusters.json").is_file()
+
+
+def test_matrix_cells_and_colours(built, browser):
+    browser.open(url(built["report"] / "index.html"))
+    assert browser.js("document.title").startswith("conformance report")
+    heads = browser.js("[...document.querySelectorAll('#matrix thead th.spec')].map(t => t.dataset.target)")
+    assert len(heads) == 4 and sum(h.startswith(WRONG) for h in heads) == 2
+    # the header groups the spec versions under their runtime
+    groups = browser.js("[...document.querySelectorAll('#matrix thead th.rt')].map(t => [t.textContent, t.colSpan])")
+    assert [(g[0].split()[0], g[1]) for g in groups] == [("onnxruntime", 2), (WRONG, 2)]
+    rows = browser.js("[...document.querySelectorAll('#matrix tr.fam')].map(r => r.querySelector('th').textContent)")
+    assert [r.rstrip("0123456789") for r in rows] == ["gru/escaping", "gru/small", "lstm/tiny"]
+    cells = browser.js("""[...document.querySelectorAll('#matrix tr.fam')].map(r => [...r.querySelectorAll('td.cell')].map(
+        td => [td.className, getComputedStyle(td).backgroundColor, td.innerText.replace(/\\s+/g, ' ').trim()]))""")
+    by_row = dict(zip(["escaping", "small", "tiny"], cells))
+    wrong = [i for i, h in enumerate(heads) if h.startswith(WRONG)]
+    ort = [i for i, h in enumerate(heads) if not h.startswith(WRONG)]
+    for i in ort:
+        for row in by_row.values():
+            assert "v-pass" in row[i][0] and row[i][1] == rgb(COLOURS["pass"][0]), row[i]
+    for i in wrong:
+        cls, colour, text = by_row["small"][i]
+        assert "v-fail" in cls and colour == rgb(COLOURS["fail"][0]) and text.startswith("fail 2"), by_row["small"][i]
+        assert "has-new" in cls                      # the forward case is new; the reverse one expected
+        assert "×" in text                           # the worst error ratio
+        assert "v-pass" in by_row["tiny"][i][0]      # the wrong GRU runs LSTM right
+        assert "has-new" in by_row["escaping"][i][0]
+    # the gate: new divergences listed, the expected one with its reason
+    gate = browser.js("document.getElementById('gate').innerText")
+    assert "new divergences" in gate and "the test double swaps the z and r gates" in gate
+    assert browser.js("document.querySelectorAll('#gate tr.gate-new').length") == 4
+    # clusters from the ablation step, each naming its cause
+    assert browser.js("document.querySelectorAll('#clusters .cluster').length") >= 1
+    assert "whenever" in browser.js("document.getElementById('clusters').innerText") or \
+        "path diverges" in browser.js("document.getElementById('clusters').innerText")
+    assert not browser.script_errors()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    browser.screenshot(SHOTS / "report.png")
+    assert (SHOTS / "report.png").stat().st_size > 10_000
+
+
+def visible_families(browser) -> list[str]:
+    return browser.js("""[...document.querySelectorAll('#matrix tr.fam')].filter(r => !r.hidden)
+        .map(r => r.querySelector('th a').textContent)""")
+
+
+def test_filter_state_comes_from_the_hash_and_hides_rows(built, browser):
+    index = built["report"] / "index.html"
+    browser.open(url(index, "#op=LSTM"))
+    assert visible_families(browser) == ["lstm/tiny"]
+    browser.open(url(index, "#verdict=fail&op=GRU"))
+    assert visible_families(browser) == ["gru/escaping", "gru/small"]
+    assert browser.js("document.getElementById('f-verdict').value") == "fail"
+    browser.open(url(index, "#verdict=fail&op=LSTM"))
+    assert visible_families(browser) == []
+    assert browser.js("document.getElementById('f-count').textContent").startswith("showing 0 of 3 families")
+    browser.open(url(index, "#spec=onnx-22"))
+    shown = browser.js("[...document.querySelectorAll('#matrix thead th.spec')].filter(t => !t.hidden).map(t => t.dataset.spec)")
+    assert shown == ["onnx-22", "onnx-22"]
+    browser.open(url(index, "#verdict=gate%3Aexpected"))
+    assert visible_families(browser) == ["gru/small"]
+    # free text matching a target keeps only its columns
+    browser.open(url(index, f"#q={WRONG}"))
+    assert browser.js("[...document.querySelectorAll('#matrix thead th.spec')].filter(t => !t.hidden).length") == 2
+
+
+def test_typing_in_the_filter_updates_rows_and_the_hash(built, browser):
+    browser.open(url(built["report"] / "index.html"))
+    assert len(visible_families(browser)) == 3
+    browser.js("""(() => { const q = document.getElementById('f-q'); q.value = 'direction=reverse';
+                  q.dispatchEvent(new Event('input', {bubbles: true})); })()""")
+    assert visible_families(browser) == ["gru/small"]          # a case id inside the family matches
+    assert browser.js("location.hash") == "#q=direction%3Dreverse"
+    browser.js("""(() => { const s = document.getElementById('f-op'); s.value = 'LSTM';
+                  s.dispatchEvent(new Event('change', {bubbles: true})); })()""")
+    assert visible_families(browser) == []
+    assert browser.js("location.hash") == "#op=LSTM&q=direction%3Dreverse"
+    browser.js("document.getElementById('f-clear').click()")
+    assert len(visible_families(browser)) == 3 and browser.js("location.hash") == ""
+    # a shared link opened on the page already shown: the hash change applies the filter
+    browser.js("location.hash = '#q=lstm'")
+    browser.js("new Promise(r => setTimeout(r, 50))")
+    assert visible_families(browser) == ["lstm/tiny"]
+    assert browser.js("document.getElementById('f-q').value") == "lstm"
+
+
+def test_case_page_from_the_matrix(built, browser):
+    """Matrix cell → family page → case page, with worst elements, the plot and the repro."""
+    browser.open(url(built["report"] / "index.html"))
+    family_href = browser.js("""[...document.querySelectorAll('#matrix tr.fam')].find(
+        r => r.querySelector('th a').textContent === 'gru/small').querySelector('td.v-fail a').href""")
+    browser.open(family_href)
+    case_id = "gru/small[direction=forward]"
+    links = browser.js("[...document.querySelectorAll('a[href*=\"cases/\"]')].map(a => a.href)")
+    target = next(h for h in links if slug(case_id) in h)
+    browser.screenshot(SHOTS / "family.png")
+    browser.open(target)
+    assert browser.js("document.querySelector('h1').textContent") == case_id
+    browser.screenshot(SHOTS / "case.png")
+    wrong = next(r for r in built["records"] if r["case"] == case_id and r["runtime"] == WRONG)
+    worst = browser.js("document.getElementById('worst').innerText")
+    assert f"{wrong['worst']['got']:.9g}" in worst and f"{wrong['worst']['expected']:.9g}" in worst
+    assert browser.js("document.querySelectorAll('#worst td.over').length") == 2   # the two wrong targets
+    # the repro command, copyable, exactly as the record has it
+    assert browser.js("document.getElementById('repro-main').textContent") == wrong["repro"]
+    browser.js("document.querySelector('button.copy[data-copy=\"repro-main\"]').click()")
+    browser.js("new Promise(r => setTimeout(r, 100))")
+    assert browser.js("document.querySelector('button.copy[data-copy=\"repro-main\"]').textContent") == "copied"
+    # the plot: one series per target with numbers, a tolerance line, a legend
+    series = browser.js("[...document.querySelectorAll('svg.plot g.series')].map(g => g.dataset.target)")
+    assert sorted(series) == sorted(r["target"] for r in built["records"] if r["case"] == case_id)
+    assert browser.js("document.querySelectorAll('svg.plot g.series path.line').length") == 4
+    assert browser.js("document.querySelectorAll('svg.plot line.tol').length") == 1
+    assert browser.js("document.querySelectorAll('svg.plot .legend-item').length") == 4
+    # the judging facts
+    text = browser.js("document.body.innerText")
+    assert wrong["tolerance"]["source"] in text
+    assert all(key in text for key in wrong["oracle"])            # the certificate, every field
+    assert "the test double swaps the z and r gates" not in text   # the forward case is new, not expected
+    assert not browser.script_errors()
+
+
+def test_case_text_with_markup_stays_text(built, browser):
+    page = built["report"] / "cases" / f"{slug('gru/escaping')}.html"
+    html = page.read_text()
+    assert XSS not in html and "&lt;script&gt;alert(1)&lt;/script&gt;&lt;b&gt;x&lt;/b&gt;" in html
+    browser.open(url(page))
+    assert browser.js("document.querySelectorAll('script').length") == 1        # our own, only
+    assert browser.js("[...document.querySelectorAll('b')].filter(b => b.textContent === 'x').length") == 0
+    text = browser.js("document.body.innerText")
+    assert text.count(XSS) >= 2        # the description and the clause, shown as text
+    assert not browser.dialogs()
+    for page in ("index.html", f"families/{slug('gru/escaping')}.html"):
+        browser.open(url(built["report"] / page))
+        assert browser.js("document.querySelectorAll('script').length") == 1
+        assert not browser.dialogs()
+
+
+def test_junit_and_markdown(built):
+    tree = ET.parse(built["report"] / "junit.xml")
+    suites = {s.get("name"): s for s in tree.getroot().iter("testsuite")}
+    assert len(suites) == 4
+    wrong = next(s for n, s in suites.items() if n.startswith(WRONG) and n.endswith("onnx-14"))
+    cases = {c.get("name"): c for c in wrong.iter("testcase")}
+    assert cases["gru/small[direction=forward]"].find("failure") is not None
+    assert cases["gru/small[direction=forward]"].get("classname") == "ONNX GRU-22 linear_before_reset"
+    skipped = cases["gru/small[direction=reverse]"].find("skipped")
+    assert skipped.get("message") == "expected: the test double swaps the z and r gates"
+    assert cases["lstm/tiny"].find("failure") is None and cases["lstm/tiny"].find("skipped") is None
+    assert wrong.get("failures") == "2" and wrong.get("skipped") == "1" and wrong.get("tests") == "4"
+    md = (built["report"] / "summary.md").read_text()
+    assert "**Gate: 4 new divergences**" in md and "2 expected" in md
+    assert "conformance run " in md and "<script>" not in md
+    assert "## Divergence clusters" in md and "No ablation run" not in md
+
+
+# --------------------------------------------------------------- the pieces, on synthetic records
+
+def record(case="gru/x[direction=forward]", target="rt-1/CPU@onnx-14", verdict="fail", **extra):
+    runtime, rest = target.split("/", 1)
+    spec = rest.rsplit("@", 1)[1]
+    r = {"case": case, "target": target, "spec": spec, "runtime": runtime.rsplit("-", 1)[0],
+         "runtime_version": runtime.rsplit("-", 1)[1], "device": "CPU", "config": "default", "op": "GRU",
+         "form": "sequence", "dtype": "float32", "expect": "valid", "clause": [], "verdict": verdict,
+         "message": f"{verdict} message", "repro": f"conformance run x.yaml -k '{case}'", "max_abs_err": None}
+    r.update(extra)
+    return r
+
+
+def test_family_and_matrix_values_of_a_case_id():
+    cid = 'invalid/gru/B_shape[B={"shape":[2,18]},activations=Sigmoid+Tanh,alpha=[0.3,0.7]]'
+    assert family_of(cid) == "invalid/gru/B_shape"
+    assert matrix_params(cid) == [("B", '{"shape":[2,18]}'), ("activations", "Sigmoid+Tanh"), ("alpha", "[0.3,0.7]")]
+    assert matrix_params("gru/plain") == []
+
+
+def test_merge_keeps_the_newest_record_per_case_and_target(tmp_path):
+    old, new = tmp_path / "old", tmp_path / "new"
+    for folder, started, verdict in ((old, "2026-01-01T00:00:00+00:00", "fail"),
+                                     (new, "2026-02-01T00:00:00+00:00", "pass")):
+        folder.mkdir()
+        recs = [record(verdict=verdict), record(target=f"rt-{folder.name}/CPU@onnx-14", verdict=verdict)]
+        (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+        (folder / "run.json").write_text(json.dumps({"started": started, "suite": "t"}))
+    loaded = load([new, old / "results.jsonl"])       # given newest first: the order comes from run.json
+    got = {(r["case"], r["target"]): r["verdict"] for r in loaded.records}
+    assert got == {("gru/x[direction=forward]", "rt-1/CPU@onnx-14"): "pass",
+                   ("gru/x[direction=forward]", "rt-old/CPU@onnx-14"): "fail",
+                   ("gru/x[direction=forward]", "rt-new/CPU@onnx-14"): "pass"}
+    assert [r["started"][:7] for r in loaded.runs] == ["2026-01", "2026-02"] and loaded.clusters is None
+
+
+def test_junit_maps_every_verdict():
+    recs = [record(case=f"gru/{v}", verdict=v) for v in
+            ("pass", "fail", "rejected", "accepted-invalid", "crash", "timeout", "error", "not-expressible",
+             "unspecified")]
+    recs.append(record(case="gru/known", verdict="fail", gate="expected", expected={"reason": "a reason"}))
+    recs.append(record(case="gru/ctl", verdict="crash", message="died \x00\x1b[31m here"))
+    root = to_xml(recs).getroot()
+    kinds = {c.get("name"): [e.tag for e in c if e.tag != "properties"] for c in root.iter("testcase")}
+    assert kinds == {"gru/pass": [], "gru/fail": ["failure"], "gru/rejected": ["failure"],
+                     "gru/accepted-invalid": ["failure"], "gru/crash": ["error"], "gru/timeout": ["error"],
+                     "gru/error": ["error"], "gru/not-expressible": ["skipped"], "gru/unspecified": ["skipped"],
+                     "gru/known": ["skipped"], "gru/ctl": ["error"]}
+    ET.fromstring(ET.tostring(root))   # control characters from a runtime's text do not break the XML
+    assert root.find(".//testcase[@name='gru/x']") is None
+    assert root.find(".//testcase[@classname='gru/fail']") is not None   # no clause: the family
+
+
+def test_markdown_escapes_and_fences():
+    assert code("a`b") == "``a`b``"
+    md = summary([record(case="gru/<b>|x", message="<img src=x> | *bold*")], {"suite": "t"}, clusters=[])
+    assert "<img" not in md and "&lt;img src=x&gt; \\| \\*bold\\*" in md
+    assert "The ablation step formed no cluster." in md and "no gate applied" in md
+
+
+def test_plot_uses_the_per_step_errors_when_present(tmp_path):
+    steps = record(error_by_step={"Y": [0.1, 3.0, None, 40.0], "Y_h": [None, None, None, 50.0]},
+                   worst={"output": "Y", "index": [3, 0, 0, 0], "time_step": "time step 3", "ratio": 50.0})
+    point = record(target="rt-2/CPU@onnx-14", worst={"ratio": 0.5, "time_step": "final state after time step 2"})
+    none = record(target="rt-3/CPU@onnx-14", verdict="rejected")
+    svg = str(error_plot([steps, point, none]))
+    assert svg.count('class="series"') == 2 and 'data-source="error_by_step"' in svg and 'data-source="worst"' in svg
+    first = svg.split('class="series"')[1]
+    assert first.count("<circle") == 3 and first.count("M") == 2   # a gap where step 2 is unspecified
+    worst_elements = {"Y": [{"index": [1, 0, 0, 0], "time_step": 1, "got": 1.5, "expected": 0.25, "abs_err": 1.25,
+                             "allowed": 0.01, "ratio": 125.0}]}
+    out = render([dict(steps, worst_elements=worst_elements, description=XSS), point, none],
+                 {"suite": "t"}, tmp_path, clusters=None)
+    html = (tmp_path / "cases" / f"{slug(steps['case'])}.html").read_text()
+    assert "125" in html and "1.5" in html and "0.25" in html and XSS not in html
+    assert "No ablation run" in out.read_text()
+
+
+def test_a_bare_record_still_renders(tmp_path):
+    """Only the fields every record has for sure: the report must not need more."""
+    bare = [{"case": "rnn/odd[x=1]", "target": "some-runtime/CPU@onnx-7", "verdict": "crash"},
+            {"case": "rnn/odd[x=1]", "target": "other/CPU@onnx-7", "verdict": "verdict-from-the-future"}]
+    index = render(bare, [], tmp_path, clusters=[])
+    assert "rnn/odd" in index.read_text()
+    assert len(list((tmp_path / "cases").glob("*.html"))) == 1   # crash, and an unknown verdict, get a page
+    assert "verdict-from-the-future" in (tmp_path / "cases" / f"{slug('rnn/odd[x=1]')}.html").read_text()
+    junit = to_xml(bare).getroot()
+    assert junit.get("errors") == "2"
