@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from conformance import __version__
 from conformance.case import SCHEMA, load_paths
+from conformance.compare.tolerance import policies
 from conformance.gate import FAILING_VERDICTS, Baseline, Expectations, ExpectationsError, classify
 from conformance.report import terminal
 from conformance.run import Engine, Options, Pool, ResultStore, SelectError, compile_expression
@@ -53,6 +54,9 @@ def main():
 @click.option("--out", "out_dir", default=Path("reports/latest"), show_default=True, type=click.Path(path_type=Path), help="Output folder.")
 @click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds one runtime call may take before it is a timeout.")
 @click.option("--fresh", is_flag=True, help="Start over instead of resuming the results in --out.")
+@click.option("--tolerance", "tolerance_policy", default=None, metavar="POLICY",
+              help="Judge with a named policy of conformance/compare/policies.yaml instead of the derived bound "
+                   "(e.g. interim-dtype-v1); a case's own override still wins.")
 @click.option("--prec", default=128, show_default=True, type=click.IntRange(64, 4096), help="Oracle precision in bits.")
 @click.option("--no-entry-points", is_flag=True, help="Ignore runtimes registered in the conformance.runtimes entry-point group.")
 @click.option("--expectations", "expectation_paths", multiple=True, type=click.Path(exists=True, path_type=Path),
@@ -65,7 +69,7 @@ def main():
               help="At most this many ablation runs.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, timeout, fresh, prec, no_entry_points,
-        expectation_paths, baseline, ablation, ablation_budget, quiet):
+        expectation_paths, baseline, ablation, ablation_budget, tolerance_policy, quiet):
     """Run cases (default: ./cases) on every runtime present and write OUT/results.jsonl.
 
     Exit status: 0 when no verdict is a new failure; 1 when a verdict is fail, rejected (a valid
@@ -77,6 +81,9 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
     paths = paths or tuple(Path(p) for p in DEFAULT_CASES if Path(p).exists())
     if not paths:
         raise click.UsageError("no case paths given and ./cases does not exist")
+    if tolerance_policy and tolerance_policy not in policies():
+        raise click.UsageError(f"--tolerance {tolerance_policy!r} is not a policy of policies.yaml; "
+                               f"known: {', '.join(policies())}")
     try:
         select = compile_expression(expr)
     except SelectError as exc:
@@ -115,7 +122,7 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
         "skipped_runtimes": [s.__dict__ for s in skipped], "load_errors": len(load_errors),
     }
     write_run_info(out_dir, info)
-    options = Options(out_dir=Path(out_dir), jobs=jobs, timeout=timeout, prec=prec)
+    options = Options(out_dir=Path(out_dir), jobs=jobs, timeout=timeout, prec=prec, tolerance=tolerance_policy)
     with Pool(jobs) as pool:
         with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeRemainingColumn(), console=console, disable=quiet, transient=False) as bar:
@@ -194,6 +201,8 @@ def schema():
 
 from conformance.report.cli_report import report_command  # noqa: E402  (the report is its own module)
 main.add_command(report_command)
+
+from conformance.fuzz.cli import fuzz_command; main.add_command(fuzz_command)  # noqa: E402,E702
 
 if __name__ == "__main__":
     main()

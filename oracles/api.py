@@ -13,8 +13,10 @@ from .profiles import get_profile
 from .readings import solve
 from .result import OracleResult
 
-#: bump whenever the semantics or the result format change: it is part of the cache key.
-ORACLE_VERSION = "1.0.0"
+#: bump whenever the semantics, the result format or the precision model (precision.py, its
+#: constants included) change: it is part of the cache key.
+#: 1.1.0: Expected.bound and OracleResult.precision (precision model running-error-v1).
+ORACLE_VERSION = "1.1.0"
 
 DEFAULT_PREC = 128
 MIN_PREC = 64

@@ -78,6 +78,9 @@ class Problem:
     peephole_output_nonzero: bool = False
     notes: list[str] = field(default_factory=list)
     constants: list | None = field(default=None, repr=False)  # per-direction cell constants
+    #: the same tensors as float64 arrays, layout 0 (exact: every input dtype widens exactly);
+    #: the precision model (precision.py) walks its trajectory on these
+    floats: dict = field(default_factory=dict, repr=False)
 
     def functions_of(self, direction: int) -> tuple[str, ...]:
         k = self.info.functions
@@ -368,4 +371,11 @@ def build_problem(op: str, attributes: dict, tensors: dict, profile: Profile) ->
         sequence_lens=sequence_lens, sequence_lens_given=lens is not None,
         peephole_output_nonzero=P is not None and bool(np.any(np.asarray(P)[:, H:2 * H] != 0)),
         notes=notes,
+        floats={
+            "X": np.asarray(X, dtype=np.float64), "W": np.asarray(W, dtype=np.float64),
+            "R": np.asarray(R, dtype=np.float64), "B": np.asarray(Bias, dtype=np.float64),
+            "P": None if P is None else np.asarray(P, dtype=np.float64),
+            "initial_h": np.asarray(initial_h, dtype=np.float64),
+            "initial_c": None if initial_c is None else np.asarray(initial_c, dtype=np.float64),
+        },
     )

@@ -8,6 +8,7 @@ from itertools import product
 
 import numpy as np
 
+from . import precision
 from .activations import PARAMETERS, assign_parameters, canonical_name
 from .arith import to_double_double
 from .certificate import certificate
@@ -63,7 +64,7 @@ APPLIES = {
 }
 
 
-def _expected(problem, output, reasons: dict) -> Expected:
+def _expected(problem, output, reasons: dict, bound: np.ndarray) -> Expected:
     hi = np.full(len(output.values), np.nan)
     lo = np.full(len(output.values), np.nan)
     for i, value in enumerate(output.values):
@@ -71,12 +72,14 @@ def _expected(problem, output, reasons: dict) -> Expected:
             hi[i], lo[i] = to_double_double(value)
     unspecified = np.array([r is not None for r in output.reasons], dtype=bool)
     hi, lo, unspecified = (a.reshape(output.shape) for a in (hi, lo, unspecified))
+    # NaN where unspecified; a trajectory that overflowed float64 gives no finite bound: inf
+    bound = np.where(unspecified, np.nan, np.where(np.isnan(bound), np.inf, bound))
     if problem.layout == 1:
         axes = (2, 0, 1, 3) if len(output.shape) == 4 else (1, 0, 2)
-        hi, lo, unspecified = (np.ascontiguousarray(a.transpose(axes))
-                               for a in (hi, lo, unspecified))
+        hi, lo, unspecified, bound = (np.ascontiguousarray(a.transpose(axes))
+                                      for a in (hi, lo, unspecified, bound))
     codes = {r for r in output.reasons if r is not None}
-    return Expected(hi, lo, unspecified, {code: reasons[code] for code in sorted(codes)})
+    return Expected(hi, lo, unspecified, {code: reasons[code] for code in sorted(codes)}, bound)
 
 
 def _describe(profile, applicable, distinguishing, representative, also) -> str:
@@ -145,18 +148,21 @@ def solve(problem, profile, prec: int, check_prec: int) -> OracleResult:
         return "+".join(chosen[pid].tag for pid in distinguishing) or "default"
 
     readings = []
+    model = {}
     for members in groups.values():
         representative, high = members[0]
         name = name_of(representative)
         also = list(dict.fromkeys(name_of(chosen) for chosen, _ in members[1:]))
+        bounds, model = precision.bound(problem, {pid: c.value for pid, c in representative.items()})
         readings.append(Reading(
             name=name,
             description=_describe(profile, applicable, distinguishing, representative,
                                   [other for other in also if other != name]),
-            outputs={out: _expected(problem, high.outputs[out], high.reasons)
+            outputs={out: _expected(problem, high.outputs[out], high.reasons, bounds[out])
                      for out in problem.info.outputs},
             choices={pid: representative[pid].tag for pid in distinguishing},
         ))
+    model.update(precision.shape_facts(problem))
     return OracleResult(
         op=problem.op,
         profile=profile.name,
@@ -166,4 +172,5 @@ def solve(problem, profile, prec: int, check_prec: int) -> OracleResult:
         ambiguities=[pid for pid, point in points.items()
                      if point.ambiguous and pid in applicable],
         notes=list(problem.notes),
+        precision=model,
     )

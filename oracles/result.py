@@ -23,12 +23,18 @@ class Expected:
 
     ``unspecified`` is True where the profile's spec does not define the element (hi and lo are
     NaN there); ``reasons`` maps each reason code used to a sentence saying why.
+
+    ``bound`` is the precision model's bound (float64, NaN where unspecified) on the error a
+    correct implementation computing in the inputs' dtype may make at each element: see
+    ``OracleResult.precision`` for the model and its parameters, and README.md, "Precision model".
+    None only for an Expected built by hand.
     """
 
     hi: np.ndarray
     lo: np.ndarray
     unspecified: np.ndarray
     reasons: dict[str, str] = field(default_factory=dict)
+    bound: np.ndarray | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -41,6 +47,7 @@ class Expected:
             "lo": _pack(self.lo, "<f8"),
             "unspecified": _pack(self.unspecified, "u1"),
             "reasons": dict(self.reasons),
+            "bound": None if self.bound is None else _pack(self.bound, "<f8"),
         }
 
     @classmethod
@@ -51,6 +58,8 @@ class Expected:
             lo=_unpack(data["lo"], "<f8", shape).astype(np.float64),
             unspecified=_unpack(data["unspecified"], "u1", shape).astype(bool),
             reasons=dict(data["reasons"]),
+            bound=(None if data.get("bound") is None
+                   else _unpack(data["bound"], "<f8", shape).astype(np.float64)),
         )
 
     def same_as(self, other: Expected) -> bool:
@@ -95,6 +104,9 @@ class OracleResult:
     ambiguities: list[str]
     notes: list[str] = field(default_factory=list)
     oracle_version: str = ""
+    #: the precision model behind every Expected.bound: {"model": "running-error-v1", "dtype",
+    #: "u", "accumulation", "k_act_ulps", ..., "dot_length", "steps"}
+    precision: dict = field(default_factory=dict)
     from_cache: bool = field(default=False, compare=False)
 
     def reading(self, name: str) -> Reading:
@@ -111,6 +123,7 @@ class OracleResult:
             "certificate": self.certificate,
             "ambiguities": self.ambiguities,
             "notes": self.notes,
+            "precision": self.precision,
             "readings": [r.to_json() for r in self.readings],
         }, sort_keys=True)
 
@@ -125,4 +138,5 @@ class OracleResult:
             ambiguities=list(data["ambiguities"]),
             notes=list(data["notes"]),
             oracle_version=data["oracle_version"],
+            precision=dict(data.get("precision", {})),
         )

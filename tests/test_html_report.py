@@ -353,7 +353,12 @@ def test_case_page_from_the_matrix(built, browser):
     wrong = next(r for r in built["records"] if r["case"] == case_id and r["runtime"] == WRONG)
     worst = browser.js("document.getElementById('worst').innerText")
     assert f"{wrong['worst']['got']:.9g}" in worst and f"{wrong['worst']['expected']:.9g}" in worst
-    assert browser.js("document.querySelectorAll('#worst td.over').length") == 2   # the two wrong targets
+    # every element outside its tolerance is shown as such: all of them from the wrong targets
+    over = [e for r in built["records"] if r["case"] == case_id
+            for elems in (r.get("worst_elements") or {}).values() for e in elems if e["ratio"] > 1]
+    assert over and all(r["runtime"] == WRONG for r in built["records"]
+                        if r["case"] == case_id and r.get("ratio", 0) > 1)
+    assert browser.js("document.querySelectorAll('#worst td.over').length") == len(over)
     # the repro command, copyable, exactly as the record has it
     assert browser.js("document.getElementById('repro-main').textContent") == wrong["repro"]
     browser.js("document.querySelector('button.copy[data-copy=\"repro-main\"]').click()")

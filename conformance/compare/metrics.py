@@ -27,7 +27,7 @@ def ulp_of(values: np.ndarray, dtype: str) -> np.ndarray:
 def errors(got: np.ndarray, hi: np.ndarray, lo: np.ndarray, dtype: str) -> dict[str, np.ndarray]:
     """Element-wise abs, rel and ULP errors. The exact value is hi + lo (double-double)."""
     g = got.astype(np.float64)
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         diff = np.abs((g - hi) - lo)
         diff = np.where(np.isnan(g) & ~np.isnan(hi), np.inf, diff)
         diff = np.where(np.isnan(diff), np.inf, diff)

@@ -1,15 +1,32 @@
-"""Tolerances, each with its source: a named policy, or a case's override that names its own."""
+"""Tolerances, each with its source: the bound derived from the oracle's precision model (the
+default), a named policy, or a case's override that names its own.
+
+A *derived* tolerance allows, element by element,
+
+    allowed = max(factor × bound, floor_ulps × ulp(exact))
+
+where ``bound`` is ``oracles.Expected.bound``: the oracle's first-order running error bound on
+what a correct implementation computing in the case's dtype may be off by (oracles/README.md,
+"Precision model"). ``factor`` and ``floor_ulps`` are data (policies.yaml, ``derived``), with the
+reason for their values. A *policy* or *override* allows ``abs + rel × |exact|``.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from functools import lru_cache
+import math
+from dataclasses import asdict, dataclass, replace
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 import yaml
 
-DEFAULT_POLICY = "interim-dtype-v1"
+from conformance.compare.metrics import ulp_of
+
+#: every case without an override is judged against the derived bound
+DEFAULT_POLICY = "derived"
+#: what a derived tolerance falls back to where an oracle result carries no bound
+FALLBACK_POLICY = "interim-dtype-v1"
 
 
 @dataclass(frozen=True)
@@ -19,29 +36,105 @@ class Tolerance:
     source: str
     kind: str           # policy | override | derived
     name: str = ""
+    factor: float = 0.0       # derived: allowed = max(factor × bound, floor_ulps × ulp(exact))
+    floor_ulps: float = 0.0
+    model: str = ""           # derived: the precision model the factor was chosen for
 
-    def allowed(self, exact: np.ndarray) -> np.ndarray:
-        return self.abs + self.rel * np.abs(exact)
+    @property
+    def derived(self) -> bool:
+        return self.kind == "derived"
+
+    def allowed(self, exact: np.ndarray, bound: np.ndarray | None = None,
+                dtype: str | None = None) -> np.ndarray:
+        """The allowed |got − exact| per element. A derived tolerance needs the oracle's
+        ``bound`` and the output ``dtype``."""
+        if not self.derived:
+            return self.abs + self.rel * np.abs(exact)
+        if bound is None or dtype is None:
+            raise ValueError(f"the derived tolerance {self.name!r} needs the oracle's bound and "
+                             "the output dtype; consider resolve(oracle) first")
+        with np.errstate(invalid="ignore"):
+            return np.maximum(self.factor * bound, self.floor_ulps * ulp_of(exact, dtype))
+
+    def resolve(self, oracle, case=None) -> Tolerance:
+        """This tolerance for one oracle result: a derived one states the model's parameters in
+        its source (or falls back to FALLBACK_POLICY, saying so, where the result has no bound).
+        Policies and overrides are returned as they are."""
+        if not self.derived:
+            return self
+        readings = getattr(oracle, "readings", None) or []
+        has_bound = bool(readings) and all(e.bound is not None for r in readings
+                                           for e in r.outputs.values())
+        model = getattr(oracle, "precision", None) or {}
+        if not has_bound or not model:
+            fallback = named_policy(FALLBACK_POLICY, case.dtype) if case is not None else None
+            if fallback is None:
+                raise ValueError("the oracle result carries no precision bound and no case was "
+                                 "given to fall back on")
+            return replace(fallback, source=f"{fallback.source} (fallback: the oracle result "
+                                            "carries no precision-model bound)")
+        return replace(self, source=derived_source(model, self), model=model.get("model", ""))
 
     def to_json(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        if self.derived:  # abs/rel mean nothing here
+            data.pop("abs")
+            data.pop("rel")
+        else:
+            for key in ("factor", "floor_ulps", "model"):
+                data.pop(key)
+        return data
 
     def __str__(self) -> str:
+        if self.derived:  # its source states the factor and the floor
+            return self.source
         label = self.name or self.kind
         return f"abs {self.abs:.3g} + rel {self.rel:.3g} ({label})"
 
 
-@lru_cache(maxsize=None)
+def derived_source(model: dict, tol: Tolerance) -> str:
+    """'derived: float32 u=2^-24, accumulation float32, dot length 9 (...), 4 steps, ...'"""
+    parts = [f"derived: {model.get('dtype', '?')} u={model.get('u', '?')}",
+             f"accumulation {model.get('accumulation', '?')}"]
+    if "dot_length" in model:
+        parts.append(f"dot length {model['dot_length']} ({model.get('dot_terms', '')})")
+    if "steps" in model:
+        steps = model["steps"]
+        parts.append(f"{steps} step{'s' if steps != 1 else ''}")
+    parts.append(f"activations ≤ {model.get('k_act_ulps', '?'):g} ulp")
+    parts.append(f"first-order running error bound × {tol.factor:g}, floor {tol.floor_ulps:g} ulp")
+    return ", ".join(parts) + f"; model {model.get('model', '?')}"
+
+
+@cache
 def policies() -> dict:
     return yaml.safe_load((Path(__file__).with_name("policies.yaml")).read_text())
 
 
-def for_case(case, policy: str = DEFAULT_POLICY) -> Tolerance:
+def named_policy(name: str, dtype: str) -> Tolerance:
+    """The named policy of policies.yaml for ``dtype``."""
+    table = policies().get(name)
+    if table is None:
+        raise KeyError(f"tolerance policy {name!r} is not in policies.yaml; its policies are "
+                       f"{sorted(policies())!r}")
+    source = " ".join(str(table["source"]).split())
+    if table.get("kind") == "derived":
+        factor, floor = float(table["factor"]), float(table["floor_ulps"])
+        if not (math.isfinite(factor) and factor >= 1 and floor >= 0):
+            raise ValueError(f"policy {name!r}: factor={factor!r} should be >= 1 and "
+                             f"floor_ulps={floor!r} >= 0")
+        return Tolerance(abs=math.nan, rel=math.nan, source=source, kind="derived", name=name,
+                         factor=factor, floor_ulps=floor, model=str(table.get("model", "")))
+    entry = table[dtype]
+    return Tolerance(abs=float(entry["abs"]), rel=float(entry["rel"]), source=source,
+                     kind="policy", name=name)
+
+
+def for_case(case, policy: str | None = None) -> Tolerance:
+    """The case's override if it has one (it wins), else the named policy (default: derived).
+    A derived tolerance is completed for an oracle result by ``resolve`` (judge_outputs does)."""
     override = getattr(case, "tolerance", None)
     if override:
         return Tolerance(abs=float(override.get("abs", 0.0)), rel=float(override.get("rel", 0.0)),
                          source=str(override["source"]), kind="override", name="case override")
-    table = policies()[policy]
-    entry = table[case.dtype]
-    return Tolerance(abs=float(entry["abs"]), rel=float(entry["rel"]), source=" ".join(table["source"].split()),
-                     kind="policy", name=policy)
+    return named_policy(policy or DEFAULT_POLICY, case.dtype)

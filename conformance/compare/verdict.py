@@ -32,13 +32,25 @@ class Judgement:
     reading: str = ""
     unspecified: int = 0
     unspecified_values: dict = field(default_factory=dict)
+    #: the tolerance applied, as recorded: kind, name, source (and for a derived one its factor,
+    #: floor, model, and the bound and allowed error at the worst element)
+    tolerance: dict | None = None
+    #: per output, the few elements farthest outside (or closest to) their allowed error
+    worst_elements: dict = field(default_factory=dict)
+    #: per output, the largest error/allowed ratio at each time step (None where nothing is judged)
+    error_by_step: dict = field(default_factory=dict)
+
+
+TOP_ELEMENTS = 5
 
 
 def judge_outputs(case, program, outputs: list, oracle, tolerance: Tolerance) -> Judgement:
     """Compare a valid case's outputs with every oracle reading; the best reading decides."""
+    tolerance = tolerance.resolve(oracle, case)
     names = [canonical for _, canonical in program.outputs]
     if len(outputs) != len(names):
-        return Judgement("fail", f"returned {len(outputs)} outputs, but should return {len(names)} ({', '.join(names)})")
+        return Judgement("fail", f"returned {len(outputs)} outputs, but should return {len(names)} ({', '.join(names)})",
+                         tolerance=tolerance.to_json())
     got = {n: program.to_canonical(n, np.asarray(o)) for n, o in zip(names, outputs)}
     best = None
     for reading in oracle.readings:
@@ -47,6 +59,7 @@ def judge_outputs(case, program, outputs: list, oracle, tolerance: Tolerance) ->
             best = j
         if j.verdict == "pass":
             break
+    best.tolerance = _recorded(tolerance, best.worst)
     if len(oracle.readings) > 1:
         best.reading = best.reading or "?"
         if best.verdict == "pass":
@@ -66,6 +79,7 @@ def _judge_reading(case, got: dict, reading, tol: Tolerance) -> Judgement:
     max_abs = max_rel = max_ulp = 0.0
     judged = unspecified = 0
     unspecified_values = {}
+    worst_elements, error_by_step = {}, {}
     for name, arr in got.items():
         exp = reading.outputs[name]
         if arr.shape != exp.hi.shape:
@@ -79,30 +93,50 @@ def _judge_reading(case, got: dict, reading, tol: Tolerance) -> Judgement:
             continue
         judged += int(mask.sum())
         err = errors(arr, exp.hi, exp.lo, case.dtype)
-        allowed = tol.allowed(exp.hi)
+        bound = getattr(exp, "bound", None)
+        allowed = tol.allowed(exp.hi, bound, case.dtype)
         with np.errstate(invalid="ignore", divide="ignore"):
-            ratio = np.where(mask, err["abs"] / allowed, -1.0)
+            ratio = np.where(mask, np.where(err["abs"] == 0, 0.0, err["abs"] / allowed), -1.0)
+            ratio = np.where(np.isnan(ratio), np.inf, ratio)
         idx = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
         max_abs = max(max_abs, float(np.max(err["abs"][mask])))
         max_rel = max(max_rel, float(np.max(err["rel"][mask])))
         max_ulp = max(max_ulp, float(np.max(err["ulp"][mask])))
         r = float(ratio[idx])
+        worst_elements[name] = [
+            {"index": [int(i) for i in at], "time_step": time_step(case, name, at), "got": float(arr[at]),
+             "expected": float(exp.hi[at]), "abs_err": float(err["abs"][at]), "allowed": float(allowed[at]),
+             "ratio": float(ratio[at]), **({"bound": float(bound[at])} if tol.derived else {})}
+            for at in (np.unravel_index(int(k), ratio.shape)
+                       for k in np.argsort(-ratio, axis=None, kind="stable")[:TOP_ELEMENTS])
+            if ratio[at] >= 0]
+        error_by_step[name] = _by_step(name, ratio)
         if worst is None or r > worst["ratio"]:
             worst = {"output": name, "index": [int(i) for i in idx], "got": float(arr[idx]),
                      "expected": float(exp.hi[idx]), "allowed": float(allowed[idx]), "ratio": r,
                      "abs_err": float(err["abs"][idx]), "ulp": float(err["ulp"][idx]),
-                     "time_step": time_step(case, name, idx)}
+                     "time_step": time_step(case, name, idx), "dtype": case.dtype}
+            if tol.derived:
+                worst["bound"] = float(bound[idx])
     if judged == 0:
         return Judgement("unspecified", f"all {unspecified} output elements are unspecified by the spec "
                          f"({_reasons(reading)}); compared across runtimes in the report",
                          reading=reading.name, unspecified=unspecified, unspecified_values=unspecified_values)
     ok = worst["ratio"] <= 1.0
-    message = (f"max abs err {max_abs:.3g} ({max_ulp:.3g} ulp) within tolerance {tol}" if ok
-               else describe_worst(worst, tol))
+    message = (f"max abs err {max_abs:.3g} ({max_ulp:.3g} ulp) within tolerance {tol}"
+               + (f"; worst element {_worst_against_bound(worst)}" if tol.derived else "")
+               if ok else describe_worst(worst, tol))
     if unspecified:
         message += f"; {unspecified} elements unspecified by the spec, not judged ({_reasons(reading)})"
     return Judgement("pass" if ok else "fail", message, max_abs, max_rel, max_ulp, worst["ratio"], worst,
-                     reading.name, unspecified, unspecified_values)
+                     reading.name, unspecified, unspecified_values, worst_elements=worst_elements,
+                     error_by_step=error_by_step)
+
+
+def _by_step(name: str, ratio: np.ndarray) -> list:
+    """Y [S,D,B,H]: the worst ratio at each time step; a final state: one value (-1 marks unjudged)."""
+    rows = ratio.reshape(ratio.shape[0], -1) if name == "Y" else ratio.reshape(1, -1)
+    return [None if row.max() < 0 else float(row.max()) for row in rows]
 
 
 def _reasons(reading) -> str:
@@ -114,12 +148,47 @@ def _reasons(reading) -> str:
     return "; ".join(texts) or "spec silent"
 
 
+def _recorded(tol: Tolerance, worst: dict | None) -> dict:
+    """The tolerance as the results record carries it; a derived one with its worst element."""
+    data = tol.to_json()
+    if tol.derived and worst and "bound" in worst:
+        data.update(worst_bound=worst["bound"], worst_allowed=worst["allowed"],
+                    worst_error=worst["abs_err"],
+                    worst_error_over_bound=_over(worst["abs_err"], worst["bound"]))
+    return data
+
+
+def _over(error: float, bound: float) -> float:
+    if error == 0:
+        return 0.0
+    return error / bound if bound > 0 else float("inf")
+
+
+def _element(w: dict) -> str:
+    return f"{w['output']}[{','.join(map(str, w['index']))}]"
+
+
+def _worst_against_bound(w: dict) -> str:
+    """'Y[3,0,1,2] (time step 3): error 1.2e-07 = 0.71× its bound 1.7e-07 (0.35× the allowed …)'"""
+    return (f"{_element(w)} ({w['time_step']}): error {w['abs_err']:.3g} = "
+            f"{_over(w['abs_err'], w['bound']):.3g}× its bound {w['bound']:.3g} "
+            f"({w['ratio']:.3g}× the allowed {w['allowed']:.3g})")
+
+
+#: significant digits that tell values of each dtype apart
+DIGITS = {"float64": 17, "float32": 9, "float16": 5, "bfloat16": 4}
+
+
 def describe_worst(w: dict, tol: Tolerance) -> str:
-    idx = ",".join(map(str, w["index"]))
     lo, hi = w["expected"] - w["allowed"], w["expected"] + w["allowed"]
-    return (f"{w['output']}[{idx}] = {w['got']:.9g}, but should be within {lo:.9g} … {hi:.9g} "
-            f"(exact {w['expected']:.9g}, {w['time_step']}; error {w['abs_err']:.3g} = "
-            f"{w['ratio']:.3g}× the tolerance {tol})")
+    n = DIGITS.get(w.get("dtype"), 9)
+    head = f"{_element(w)} = {w['got']:.{n}g}, but should be within {lo:.{n}g} … {hi:.{n}g} "
+    if tol.derived:
+        return head + (f"(exact {w['expected']:.{n}g}, {w['time_step']}; error {w['abs_err']:.3g} = "
+                       f"{_over(w['abs_err'], w['bound']):.3g}× the bound {w['bound']:.3g} there, "
+                       f"{w['ratio']:.3g}× the allowed {w['allowed']:.3g}; tolerance {tol})")
+    return head + (f"(exact {w['expected']:.{n}g}, {w['time_step']}; error {w['abs_err']:.3g} = "
+                   f"{w['ratio']:.3g}× the tolerance {tol})")
 
 
 def time_step(case, name: str, idx) -> str:

@@ -205,7 +205,8 @@ class Engine:
             "max_abs_err": j.max_abs_err, "max_rel_err": j.max_rel_err, "max_ulp": j.max_ulp,
             "ratio": j.ratio, "worst": j.worst, "reading": j.reading, "unspecified": j.unspecified,
             "unspecified_values": j.unspecified_values, "tolerance": j.tolerance or tol.to_json(),
-            "oracle": dict(res.certificate, readings=[r.name for r in res.readings],
+            "worst_elements": j.worst_elements, "error_by_step": j.error_by_step,
+            "oracle": dict(res.certificate, profile=SPECS[target.spec].semantics, readings=[r.name for r in res.readings],
                            ambiguities=list(res.ambiguities), precision=dict(res.precision)),
         })
         self._record(case, target, prog, j.verdict, j.message, extra)
