@@ -65,7 +65,7 @@ def main():
               help="An earlier results.jsonl: fail only on pairs that were not failing there.")
 @click.option("--ablation/--no-ablation", default=True, show_default=True,
               help="Explain failing groups by re-running them with one feature removed at a time (OUT/clusters.json).")
-@click.option("--ablation-budget", default=1500, show_default=True, type=click.IntRange(0),
+@click.option("--ablation-budget", default=4000, show_default=True, type=click.IntRange(0),
               help="At most this many ablation runs.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, timeout, fresh, prec, no_entry_points,

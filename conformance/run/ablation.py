@@ -148,6 +148,8 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
     by_target = defaultdict(list)
     for key, ids in sorted(groups(records, cases_by_id).items()):
         by_target[key[0]].append((key, ids))
+    # share the budget fairly: every target gets its k-th group ablated before any its (k+1)-th
+    quota = _fair_quota(by_target, cases_by_id, budget)
     for target_id, items in by_target.items():
         target = targets_by_id.get(target_id)
         if target is None:
@@ -156,7 +158,7 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
         for key, ids in items:
             case = cases_by_id[ids[0]]
             present = [f for f in FEATURES if f.present(case)]
-            if spent + len(present) > budget:
+            if len(plans) >= quota[target_id] or spent + len(present) > budget:
                 explained.append((key, ids, "not ablated: the ablation budget was spent", [], []))
                 continue
             spent += len(present)
@@ -208,6 +210,25 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / "clusters.json").write_text(json.dumps(clusters, indent=2))
     return clusters
+
+
+def _fair_quota(by_target: dict, cases_by_id: dict, budget: int) -> dict:
+    """How many groups of each target to ablate: round-robin over the targets until the budget
+    (in single-feature runs, leaving a fifth for pairs) is spent."""
+    costs = {t: [sum(f.present(cases_by_id[ids[0]]) for f in FEATURES) for _, ids in items]
+             for t, items in by_target.items()}
+    quota = dict.fromkeys(by_target, 0)
+    left = int(budget * 0.8)
+    progressed = True
+    while progressed:
+        progressed = False
+        for t, cost in costs.items():
+            k = quota[t]
+            if k < len(cost) and cost[k] <= left:
+                left -= cost[k]
+                quota[t] += 1
+                progressed = True
+    return quota
 
 
 def _merge(explained) -> list[dict]:
