@@ -11,7 +11,14 @@ kind, a reason and a link::
         reason: ThresholdedRelu's default alpha is 0, not 1.0
         link: https://github.com/microsoft/onnxruntime/issues/...
 
-A failing verdict an entry covers is ``expected`` and does not fail the run; a passing pair an
+An entry may instead set a tolerance for the pairs it covers, naming its source::
+
+      - cases: "gru/float16*"
+        tolerance: {abs: 1.0e-3, rel: 1.0e-2, source: "vendor policy: fp16 kernels accumulate in fp16"}
+        reason: our fp16 GRU accumulates in fp16 by design
+
+Such a pair is judged against that tolerance (the verdict records it as an override with the
+file:line). A failing verdict an entry covers is ``expected`` and does not fail the run; a passing pair an
 entry covers is ``fixed`` (reported, so the entry can go); an entry that covers nothing warns.
 With a baseline, a failing pair fails the run only when it was not failing in the baseline.
 """
@@ -56,6 +63,7 @@ class Entry:
     link: str
     where: Where
     matched: int = 0
+    tolerance: dict | None = None   # an override for the cases it covers: abs, rel, source
 
     def covers(self, record: dict) -> bool:
         return (any(p.match(record["case"]) for p in self.cases)
@@ -78,13 +86,22 @@ class Expectations:
 
     def match(self, record: dict) -> Entry | None:
         for entry in self.entries:
+            if entry.tolerance is not None:
+                continue  # a tolerance entry changes how pairs are judged, not whether a failure is known
             if entry.covers(record) and (not entry.verdicts or record["verdict"] in entry.verdicts
                                          or record["verdict"] not in FAILING_VERDICTS):
                 return entry
         return None
 
     def unused(self) -> list[Entry]:
-        return [e for e in self.entries if e.matched == 0]
+        return [e for e in self.entries if e.matched == 0 and e.tolerance is None]
+
+    def tolerance_for(self, case_id: str, target_id: str) -> dict | None:
+        """The tolerance override of the first entry that sets one for this pair."""
+        for entry in self.entries:
+            if entry.tolerance and entry.covers({"case": case_id, "target": target_id}):
+                return dict(entry.tolerance, where=str(entry.where))
+        return None
 
 
 def _files(paths) -> list[Path]:
@@ -110,13 +127,21 @@ def _load_file(path: Path) -> list[Entry]:
         where = where_of(doc["entries"], i, top)
         if not isinstance(raw, dict):
             raise ExpectationsError(f"{where}: an entry is a mapping with cases, kind, reason")
+        tolerance = raw.get("tolerance")
+        if tolerance is not None:
+            if (not isinstance(tolerance, dict) or not str(tolerance.get("source", "")).strip()
+                    or set(tolerance) - {"abs", "rel", "source"}
+                    or not all(isinstance(tolerance.get(k, 0), (int, float)) for k in ("abs", "rel"))):
+                raise ExpectationsError(f"{where}: a tolerance override is {{abs, rel, source}} and must name "
+                                        f"its source (a spec sentence or a named policy)")
+            raw = dict(raw, kind=raw.get("kind", "spec-ambiguity"))
         missing = [k for k in ("cases", "kind", "reason") if not raw.get(k)]
         if missing:
             raise ExpectationsError(f"{where}: entry lacks {', '.join(missing)}; every known divergence "
                                     f"needs the cases it covers, a kind and a reason")
         if raw["kind"] not in KINDS:
             raise ExpectationsError(f"{where}: kind {raw['kind']!r} is not one of {', '.join(KINDS)}")
-        unknown = set(raw) - {"cases", "targets", "verdict", "kind", "reason", "link"}
+        unknown = set(raw) - {"cases", "targets", "verdict", "kind", "reason", "link", "tolerance"}
         if unknown:
             raise ExpectationsError(f"{where}: unknown key(s) {sorted(unknown)}; Consider cases, targets, "
                                     f"verdict, kind, reason, link")
@@ -124,7 +149,8 @@ def _load_file(path: Path) -> list[Entry]:
         entries.append(Entry(
             cases=_patterns(raw["cases"]), targets=_patterns(raw.get("targets", file_targets)),
             verdicts=tuple([verdict] if isinstance(verdict, str) else verdict), kind=raw["kind"],
-            reason=" ".join(str(raw["reason"]).split()), link=str(raw.get("link", "")), where=where))
+            reason=" ".join(str(raw["reason"]).split()), link=str(raw.get("link", "")), where=where,
+            tolerance=tolerance))
     return entries
 
 

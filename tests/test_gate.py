@@ -107,3 +107,32 @@ def test_classify_rules(tmp_path):
     assert classify(dict(rec, target="rt-2/CPU@onnx-14"), None, base)["gate"] == "baseline"
     with pytest.raises(ExpectationsError):
         Expectations.load([_expectations(tmp_path, "entries:\n  - {cases: x}\n")])
+
+
+def test_expectations_tolerance_override_is_used_and_named(tmp_path):
+    exp = _expectations(tmp_path, """\
+        targets: "wrong-gru-gate-order*"
+        entries:
+          - cases: "gru/small[direction=forward]"
+            tolerance: {abs: 10.0, rel: 0.0, source: "test policy: anything within 10 passes"}
+            reason: a deliberately huge tolerance, to see it applied
+        """)
+    conformance("run", DATA / "cases", "-k", "small", "--spec", "onnx-14", *WRONG, "--out", tmp_path / "o",
+                "--expectations", exp, "-q", "--no-ablation", check=1)
+    got = {r["case"]: r for r in read_results(tmp_path / "o" / "results.jsonl")}
+    fwd, rev = got["gru/small[direction=forward]"], got["gru/small[direction=reverse]"]
+    assert fwd["verdict"] == "pass" and fwd["tolerance"]["kind"] == "override"
+    assert fwd["tolerance"]["source"] == "test policy: anything within 10 passes"
+    assert f"{exp}:3" in fwd["tolerance"]["name"] and "test policy" in fwd["message"]
+    assert rev["verdict"] == "fail" and rev["tolerance"]["kind"] == "derived"
+
+
+def test_tolerance_override_without_source_is_refused(tmp_path):
+    exp = _expectations(tmp_path, """\
+        entries:
+          - cases: "gru/*"
+            tolerance: {abs: 1.0}
+            reason: no source
+        """)
+    with pytest.raises(ExpectationsError, match="must name its source"):
+        Expectations.load([exp])

@@ -89,6 +89,8 @@ class Tolerance:
         if self.derived:  # its source states the factor and the floor
             return self.source
         label = self.name or self.kind
+        if self.kind == "override":  # an override always says where it comes from
+            label = f"{label}: {self.source}"
         return f"abs {self.abs:.3g} + rel {self.rel:.3g} ({label})"
 
 
@@ -130,11 +132,16 @@ def named_policy(name: str, dtype: str) -> Tolerance:
                      kind="policy", name=name)
 
 
-def for_case(case, policy: str | None = None) -> Tolerance:
-    """The case's override if it has one (it wins), else the named policy (default: derived).
+def for_case(case, policy: str | None = None, override: dict | None = None) -> Tolerance:
+    """The case's own override if it has one (it wins), else an override from an expectations
+    entry (``override``: abs, rel, source, where), else the named policy (default: derived).
     A derived tolerance is completed for an oracle result by ``resolve`` (judge_outputs does)."""
-    override = getattr(case, "tolerance", None)
+    own = getattr(case, "tolerance", None)
+    if own:
+        return Tolerance(abs=float(own.get("abs", 0.0)), rel=float(own.get("rel", 0.0)),
+                         source=str(own["source"]), kind="override", name="case override")
     if override:
         return Tolerance(abs=float(override.get("abs", 0.0)), rel=float(override.get("rel", 0.0)),
-                         source=str(override["source"]), kind="override", name="case override")
+                         source=str(override["source"]), kind="override",
+                         name=f"expectations override ({override.get('where', '')})")
     return named_policy(policy or DEFAULT_POLICY, case.dtype)

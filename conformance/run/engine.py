@@ -82,8 +82,9 @@ def base_record(case, target) -> dict:
 
 
 class Engine:
-    def __init__(self, cases, targets, store, options: Options, progress=None, gate=None):
+    def __init__(self, cases, targets, store, options: Options, progress=None, gate=None, overrides=None):
         self.gate = gate                  # record -> gate fields (conformance.gate.classify)
+        self.overrides = overrides        # (case id, target id) -> tolerance override dict | None
         self.cases = cases
         self.targets = targets
         self.store = store
@@ -199,7 +200,8 @@ class Engine:
         if oracle.status != "ok":
             return self._record(case, target, prog, "error", f"oracle failed: {oracle.error}", extra)
         res = oracle.value
-        tol = for_case(case, self.opt.tolerance)
+        tol = for_case(case, self.opt.tolerance,
+                       self.overrides(case.id, target.id) if self.overrides else None)
         j = judge_outputs(case, prog, outcome.value, res, tol)
         extra.update({
             "max_abs_err": j.max_abs_err, "max_rel_err": j.max_rel_err, "max_ulp": j.max_ulp,
