@@ -126,7 +126,8 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
     with Pool(jobs) as pool:
         with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeRemainingColumn(), console=console, disable=quiet, transient=False) as bar:
-            engine = Engine(cases, targets, store, options, gate=gate)
+            engine = Engine(cases, targets, store, options, gate=gate,
+                            overrides=expectations.tolerance_for if expectations else None)
             task = bar.add_task("running", total=engine.count_pending())
             engine.progress = lambda n=1: bar.advance(task, n)
             try:
