@@ -25,7 +25,7 @@ def summary(console: Console, records: list, load_errors, skipped, out_dir, *, r
         gates[r.get("gate", "new" if r["verdict"] not in ("pass", "not-expressible", "unspecified") else "ok")] += 1
     verdicts = [v for v in (*VERDICTS, "error") if counts.get(v)]
     table = Table(title="verdicts per target")
-    table.add_column("target")
+    table.add_column("target", overflow="fold", min_width=30)
     for v in verdicts:
         table.add_column(v, justify="right", style=COLOURS.get(v, ""))
     for target in sorted(by_target):
