@@ -112,6 +112,22 @@ SCHEMA = {
             "required": ["source"],
             "additionalProperties": False,
         },
+        "finding": {
+            "type": "object",
+            "description": "the fuzzer finding this case reproduces (written by `conformance fuzz`; "
+                           "informational, it does not change how the case runs)",
+            "properties": {
+                "target": {"type": "string", "description": "the target id that failed"},
+                "targets": {"type": "array", "items": {"type": "string"}},
+                "verdict": {"type": "string"},
+                "message": {"type": "string"},
+                "seed": {"type": ["integer", "string"]},
+                "signature": {"type": "string", "description": "what de-duplicates findings"},
+                "repro": {"type": "string"},
+            },
+            "required": ["target", "verdict", "signature"],
+            "additionalProperties": False,
+        },
     },
     "additionalProperties": False,
     "$defs": {

@@ -1,0 +1,37 @@
+"""The differential fuzzer: hypothesis strategies of canonical cases, the differential property
+judged by the Engine, and the reproducer that writes each minimized finding as a case file.
+
+Modules, one concept each:
+
+- :mod:`~conformance.fuzz.strategies`: valid cases drawn from each op's constraints (labelled draws);
+- :mod:`~conformance.fuzz.values`: input values that stress an implementation, exact in the dtype;
+- :mod:`~conformance.fuzz.mutations`: invalid cases that break exactly one constraint;
+- :mod:`~conformance.fuzz.signature`: what makes two findings the same;
+- :mod:`~conformance.fuzz.property`: the property, and the campaign under a time budget;
+- :mod:`~conformance.fuzz.reproducer`: findings as case files, and the index of those written;
+- :mod:`~conformance.fuzz.display`, :mod:`~conformance.fuzz.cli`: ``conformance fuzz``.
+
+Hypothesis is imported on first use, so the rest of the suite runs without it.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_PUBLIC = {
+    "Scope": "strategies", "Limits": "strategies", "valid_cases": "strategies", "invalid_cases": "strategies",
+    "cases": "strategies", "draw_case": "strategies",
+    "broken_constraints": "mutations",
+    "case_tokens": "signature", "signature": "signature",
+    "Campaign": "property", "CampaignConfig": "property", "CampaignResult": "property",
+    "FindingIndex": "reproducer", "case_document": "reproducer",
+    "parse_budget": "cli",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        return getattr(importlib.import_module(f"conformance.fuzz.{_PUBLIC[name]}"), name)
+    raise AttributeError(f"module 'conformance.fuzz' has no attribute {name!r}")

@@ -1,0 +1,166 @@
+"""``conformance fuzz``: a differential fuzzing campaign under a time budget.
+
+Hypothesis is imported only when the command runs, so ``conformance run`` needs no hypothesis.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import click
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_budget(text: str) -> float:
+    """Seconds from ``90s``, ``10m``, ``1h``, ``1h30m`` or a bare number of seconds."""
+    value = str(text).strip().lower()
+    if re.fullmatch(r"\d+(\.\d+)?", value):
+        seconds = float(value)
+    else:
+        parts = re.findall(r"(\d+(?:\.\d+)?)([smh])", value)
+        if not parts or "".join(n + u for n, u in parts) != value:
+            raise ValueError(f"budget {text!r} is not a duration; Consider 90s, 10m or 1h")
+        seconds = sum(float(n) * _UNITS[u] for n, u in parts)
+    if seconds <= 0:
+        raise ValueError(f"budget {text!r} must be > 0 s")
+    return seconds
+
+
+class _Budget(click.ParamType):
+    name = "duration"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (int, float)):
+            return float(value)
+        try:
+            return parse_budget(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+@click.command("fuzz")
+@click.option("--budget", default="10m", show_default=True, type=_Budget(), help="How long to search: 90s, 10m, 1h.")
+@click.option("--runtime", "runtimes", multiple=True, help="Only targets of this runtime (repeatable).")
+@click.option("--runtime-plugin", "plugins", multiple=True, metavar="MOD:ATTR", help="Load a runtime plugin (repeatable).")
+@click.option("--spec", "spec_filter", multiple=True, help="Only these spec versions (prefix match, repeatable).")
+@click.option("--device", "devices", multiple=True, help="Only targets on this device (repeatable).")
+@click.option("--op", "ops", multiple=True, type=click.Choice(["RNN", "GRU", "LSTM"]), help="Only these operators (repeatable).")
+@click.option("--dtype", "dtypes", multiple=True, type=click.Choice(["float32", "float16", "float64", "bfloat16"]),
+              help="Only these dtypes (repeatable).")
+@click.option("--jobs", "-j", default=None, type=click.IntRange(1, 256), help="Worker processes (default: one per core).")
+@click.option("--seed", type=int, default=None,
+              help="Make the draws reproducible (hypothesis seed); with --no-database, an exact rerun.")
+@click.option("--out", "out_dir", default=Path("cases/regressions"), show_default=True,
+              type=click.Path(file_okay=False, path_type=Path), help="Where findings are written as case files.")
+@click.option("--expectations", "expectation_paths", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="Known divergences (YAML file or folder, repeatable): a finding they cover is known, not new.")
+@click.option("--database", default=Path(".hypothesis/conformance-fuzz"), show_default=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Hypothesis example database: a campaign continues where the last stopped.")
+@click.option("--no-database", is_flag=True, help="Start from nothing and save nothing.")
+@click.option("--max-examples", type=click.IntRange(1), default=None, help="Also stop after this many cases.")
+@click.option("--timeout", default=20.0, show_default=True, type=float, help="Seconds one runtime call may take.")
+@click.option("--tolerance", "tolerance_policy", default=None, metavar="POLICY",
+              help="Judge with a named policy of conformance/compare/policies.yaml instead of the derived bound.")
+@click.option("--no-shrink", is_flag=True, help="Report findings unminimized (faster; for throughput runs).")
+@click.option("--no-entry-points", is_flag=True, help="Ignore runtimes registered as entry points.")
+@click.option("--quiet", "-q", is_flag=True, help="No live display.")
+def fuzz_command(budget, runtimes, plugins, spec_filter, devices, ops, dtypes, jobs, seed, out_dir,
+                 expectation_paths, database, no_database, max_examples, timeout, tolerance_policy, no_shrink,
+                 no_entry_points, quiet):
+    """Search for divergences the corpus does not cover; write each, minimized, to OUT as a case file.
+
+    Every drawn case runs on every target (worker processes: a crash costs one verdict). A fail,
+    rejected valid case, accepted invalid case, crash, timeout or suite error is a finding unless
+    an --expectations entry or a case file already in OUT covers it. Findings are de-duplicated
+    by signature (target without versions, verdict, op, and the features the minimized case needs).
+
+    Exit status: 0 when no new finding was written, 1 when one was, 2 on a usage error.
+    """
+    try:
+        import hypothesis  # noqa: F401
+    except ImportError as exc:
+        raise click.UsageError("conformance fuzz needs hypothesis; Consider `pip install -e '.[test]'`") from exc
+    from rich.console import Console
+
+    from conformance.cli import _specs_by_format
+    from conformance.fuzz.display import LiveDisplay
+    from conformance.fuzz.property import Campaign, CampaignConfig
+    from conformance.fuzz.strategies import Scope
+    from conformance.gate import Expectations, ExpectationsError
+    from conformance.run.workers import cpu_count
+    from conformance.runtimes import discover, plugin_targets
+    from conformance.specs import SPECS
+
+    from conformance.compare.tolerance import policies
+    if tolerance_policy and tolerance_policy not in policies():
+        raise click.UsageError(f"--tolerance {tolerance_policy!r} is not a policy of policies.yaml; "
+                               f"Consider one of {', '.join(sorted(policies()))}")
+    specs_by_format = _specs_by_format(spec_filter)
+    if not specs_by_format:
+        raise click.UsageError(f"--spec {' '.join(spec_filter)} matches no spec; known: {', '.join(SPECS)}")
+    plugin_names = {}
+    for path in plugins:
+        try:
+            found = plugin_targets(path, specs_by_format)
+        except Exception as exc:
+            raise click.UsageError(f"--runtime-plugin {path}: {type(exc).__name__}: {exc}") from exc
+        plugin_names.update({t.runtime: path for t in found})
+    targets, skipped = discover(specs_by_format, plugins, use_entry_points=not no_entry_points, runtimes=runtimes)
+    if runtimes:
+        targets = [t for t in targets if t.runtime in runtimes]
+    if devices:
+        targets = [t for t in targets if t.device in devices]
+    if not targets:
+        raise click.UsageError("no target matches the given --runtime/--device/--spec")
+    try:
+        expectations = Expectations.load(expectation_paths) if expectation_paths else None
+    except ExpectationsError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+    scope = Scope(ops=tuple(ops) or Scope().ops, dtypes=tuple(dtypes) or Scope().dtypes)
+    config = CampaignConfig(
+        targets=targets, out_dir=out_dir, budget_s=budget, jobs=jobs or cpu_count(), seed=seed,
+        expectations=expectations, database=None if no_database else database, timeout=timeout, scope=scope,
+        max_examples=max_examples, shrink=not no_shrink, plugins=plugin_names, tolerance=tolerance_policy)
+    console = Console()
+    for s in skipped:
+        console.print(f"[yellow]skipped runtime[/] {s.runtime}: {s.reason}", highlight=False, markup=False)
+    display = None if quiet else LiveDisplay(console, budget)
+    campaign = Campaign(config, observer=display)
+    if display:
+        with display:
+            result = campaign.run()
+        console.line()
+    else:
+        result = campaign.run()
+    _summary(console, campaign, result, config)
+    sys.exit(EXIT_FINDINGS if result.written else EXIT_OK)
+
+
+def _summary(console, campaign, result, config) -> None:
+    cores = config.jobs
+    if result.interrupted:
+        console.print("interrupted: the findings minimized so far are written", highlight=False, markup=False)
+    console.print(f"{result.examples} cases ({result.valid} valid, {result.invalid} invalid) on "
+                  f"{len(config.targets)} targets in {result.elapsed_s:.0f} s: {result.throughput:.2f} cases/s, "
+                  f"{result.throughput / cores:.2f} cases/s per worker ({cores} workers); seed {result.seed}",
+                  highlight=False, markup=False)
+    known = sum(result.known_by_target.values())
+    expected = sum(result.expected_by_target.values())
+    console.print(f"{len(result.written)} new findings written to {config.out_dir}; {known} failing verdicts were "
+                  f"known findings, {expected} expected by --expectations", highlight=False, markup=False)
+    for w in result.written:
+        console.print(f"finding {w.path}  [{w.signature}]", highlight=False, markup=False, soft_wrap=True)
+        console.print(f"  {w.finding.headline}", highlight=False, markup=False, soft_wrap=True)
+        console.print(f"  repro: {w.repro}", highlight=False, markup=False, soft_wrap=True)
+    for old, new, removed in result.superseded:
+        what = "removed" if removed else "superseded; Consider removing it"
+        console.print(f"{old}: {what} (the finding {new} needs fewer features)", highlight=False,
+                      markup=False, soft_wrap=True)
+    for problem in campaign.index.problems:
+        console.print(f"warning: {problem}", highlight=False, markup=False, soft_wrap=True)

@@ -1,0 +1,76 @@
+"""The live view of a campaign (rich): cases tried, throughput, per-target verdicts and findings,
+and each finding as it is written, with the command that reproduces it."""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+CLEAN = ("pass", "not-expressible", "unspecified")
+
+
+class LiveDisplay:
+    """A campaign observer that redraws a table at most ``fps`` times a second."""
+
+    def __init__(self, console: Console, budget_s: float, fps: float = 4.0):
+        self.console = console
+        self.budget_s = budget_s
+        self.live = Live(console=console, refresh_per_second=fps, transient=False)
+        self.started = time.monotonic()
+        self.last = 0.0
+        self.min_interval = 1.0 / fps
+        self.lines: list[Text] = []
+
+    def __enter__(self):
+        self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.live.__exit__(*exc)
+
+    # observer protocol
+    def example(self, campaign, case, records, new) -> None:
+        now = time.monotonic()
+        if now - self.last >= self.min_interval:
+            self.last = now
+            self.live.update(self.render(campaign))
+
+    def written(self, campaign, written) -> None:
+        f = written.finding
+        self.lines.append(Text.assemble(("new finding ", "bold red"), (f.records[0]["target"], "bold"),
+                                        f" {f.verdict}: {written.path}\n  ", (written.repro, "cyan")))
+        self.live.update(self.render(campaign))
+
+    def chunk(self, campaign) -> None:
+        self.live.update(self.render(campaign))
+
+    def render(self, campaign):
+        r = campaign.result
+        elapsed = time.monotonic() - self.started
+        rate = r.examples / elapsed if elapsed else 0.0
+        head = Text.assemble(
+            ("conformance fuzz ", "bold"), f"seed {r.seed}  ",
+            f"{elapsed:,.0f}/{self.budget_s:,.0f} s  ",
+            (f"{r.examples}", "bold"), f" cases ({r.valid} valid, {r.invalid} invalid)  ",
+            (f"{rate:.2f}", "bold"), " cases/s  ",
+            (f"{len(r.written)}", "bold red" if r.written else "bold green"), " new findings written  ",
+            f"{len(campaign.index)} known")
+        table = Table(show_edge=False, pad_edge=False, expand=False)
+        for col in ("target", "clean", "fail", "rejected", "acc-invalid", "crash", "timeout", "error",
+                    "new", "known", "expected"):
+            table.add_column(col, justify="left" if col == "target" else "right")
+        for target, counts in sorted(r.verdicts.items()):
+            clean = sum(counts[v] for v in CLEAN)
+            table.add_row(Text(target), str(clean), *(_n(counts[v]) for v in
+                                                ("fail", "rejected", "accepted-invalid", "crash", "timeout", "error")),
+                          _n(r.new_by_target[target], "red"), _n(r.known_by_target[target]),
+                          _n(r.expected_by_target[target]))
+        return Group(head, table, *self.lines[-8:])
+
+
+def _n(value: int, style: str = "yellow") -> Text:
+    return Text(str(value), style=style if value else "dim")

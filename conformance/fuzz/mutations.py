@@ -1,0 +1,156 @@
+"""Invalid cases: a valid case with exactly one constraint broken, and a checker that names the
+constraints a canonical case breaks.
+
+The constraints (ONNX RNN/GRU/LSTM, the inputs section and the attributes' allowed values):
+
+| id | constraint |
+|---|---|
+| ``required:X`` (W, R) | X, W and R are required inputs |
+| ``direction`` | direction is forward, reverse or bidirectional |
+| ``hidden_size`` | hidden_size is a positive integer and agrees with R [D, G*H, H] |
+| ``shape:<input>`` | each input has its documented shape, given D, G, hidden_size and X's [S, B, I] |
+| ``activations.count`` | G activations per direction: 1/2/3 (or twice that for bidirectional) |
+| ``activations.unknown`` | each activation is one of the eleven ONNX functions |
+| ``sequence_lens.range`` | 0 <= sequence_lens[b] <= seq_length |
+
+X is the reference for S, B and I, and R's last axis for the hidden size the tensors were made
+with, so changing one thing breaks one constraint: a shape mutation never touches X or R's last
+axis, and a hidden_size mutation changes the attribute only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from hypothesis import event
+from hypothesis import strategies as st
+
+from conformance.case.model import Case
+from conformance.case.vocabulary import (ACTIVATIONS_PER_DIRECTION, DEFAULT_ACTIVATIONS, DIRECTIONS, GATES,
+                                          canonical_activation, input_shapes)
+
+MUTATIONS = ("shape", "hidden_size", "direction", "activations_count", "activation_unknown",
+             "sequence_lens_range", "missing_input")
+BAD_DIRECTIONS = ("backward", "bidirection", "forwards", "both")
+UNKNOWN_ACTIVATIONS = ("Gelu", "Swish", "Identity", "HardSwish", "Mish", "Tanhh")
+#: the inputs a shape mutation may change, with the axes it may change
+SHAPE_AXES = {"W": (0, 1, 2), "R": (0, 1), "B": (0, 1), "initial_h": (0, 1, 2), "initial_c": (0, 1, 2),
+              "P": (0, 1), "sequence_lens": (0,)}
+
+_MEANING = {
+    "W": "[num_directions, {g}*hidden_size, input_size]", "R": "[num_directions, {g}*hidden_size, hidden_size]",
+    "B": "[num_directions, {g2}*hidden_size]", "initial_h": "[num_directions, batch_size, hidden_size]",
+    "initial_c": "[num_directions, batch_size, hidden_size]", "P": "[num_directions, 3*hidden_size]",
+    "sequence_lens": "[batch_size]",
+}
+
+
+def mutate(rec, base: Case) -> Case:
+    """Break exactly one constraint of the valid case ``base`` (``rec`` is the labelled draw)."""
+    from conformance.fuzz.strategies import with_id
+    kind = rec(st.sampled_from(MUTATIONS), "mutation")
+    event("mutation", kind)
+    attrs, tensors = dict(base.attributes), dict(base.tensors)
+    op, H, S, B = base.op, base.hidden_size, base.shape["seq_length"], base.shape["batch_size"]
+    per = ACTIVATIONS_PER_DIRECTION[op]
+    D = 2 if base.direction == "bidirectional" else 1
+    if kind == "shape":
+        name = rec(st.sampled_from([n for n in SHAPE_AXES if n in tensors]), "mutation.input")
+        axis = rec(st.sampled_from(SHAPE_AXES[name]), "mutation.axis")
+        old = tensors[name]
+        shape = list(old.shape)
+        grow = shape[axis] == 1 or rec(st.booleans(), "mutation.grow")
+        shape[axis] += 1 if grow else -1
+        tensors[name] = np.resize(old.reshape(-1), shape).astype(old.dtype)
+        expected = list(old.shape)
+        violates = (f"{name} must be {_MEANING[name].format(g=GATES[op], g2=2 * GATES[op])} = {expected}, "
+                    f"not {shape}")
+    elif kind == "hidden_size":
+        attrs["hidden_size"] = H + 1 if H == 1 or rec(st.booleans(), "mutation.grow") else H - 1
+        violates = (f"hidden_size must agree with R [num_directions, {GATES[op]}*hidden_size, hidden_size]: "
+                    f"R is made for hidden_size {H}, not {attrs['hidden_size']}")
+    elif kind == "direction":
+        attrs["direction"] = rec(st.sampled_from(BAD_DIRECTIONS), "mutation.direction")
+        violates = f"direction must be one of {', '.join(DIRECTIONS)}, not {attrs['direction']!r}"
+    elif kind == "activations_count":
+        names = list(attrs.get("activations") or DEFAULT_ACTIVATIONS[op] * D)
+        count = 2 * per * D + 1
+        attrs["activations"] = (names * 3)[:count]
+        violates = (f"activations must list {per} functions per direction ({per * D} for {base.direction}), "
+                    f"not {count}")
+    elif kind == "activation_unknown":
+        names = list(attrs.get("activations") or DEFAULT_ACTIVATIONS[op] * D)
+        k = rec(st.integers(0, len(names) - 1), "mutation.position")
+        names[k] = rec(st.sampled_from(UNKNOWN_ACTIVATIONS), "mutation.activation")
+        attrs["activations"] = names
+        violates = f"activations must be ONNX activation functions; {names[k]!r} (position {k}) is not one"
+    elif kind == "sequence_lens_range":
+        lens = np.array(tensors.get("sequence_lens", np.full((B,), S, dtype=np.int32)), dtype=np.int32)
+        b = rec(st.integers(0, B - 1), "mutation.batch")
+        lens[b] = rec(st.sampled_from([S + 1, -1]), "mutation.length")
+        tensors["sequence_lens"] = lens
+        violates = f"sequence_lens must satisfy 0 <= sequence_lens[b] <= seq_length = {S}; sequence_lens[{b}] = {lens[b]}"
+    else:
+        name = rec(st.sampled_from(("X", "W", "R")), "mutation.input")
+        del tensors[name]
+        violates = f"X, W and R are required inputs; {name} is absent"
+    order = ("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P")
+    tensors = {n: tensors[n] for n in order if n in tensors}
+    case = dataclasses.replace(base, attributes=attrs, tensors=tensors, expect="invalid", violates=violates,
+                               params=rec.params)
+    return with_id(case)
+
+
+def expected_constraint(case: Case) -> str:
+    """The constraint id the case's mutation meant to break (from its recorded draws)."""
+    p = case.params
+    kind = p.get("mutation")
+    return {
+        "shape": f"shape:{p.get('mutation.input')}", "hidden_size": "hidden_size", "direction": "direction",
+        "activations_count": "activations.count", "activation_unknown": "activations.unknown",
+        "sequence_lens_range": "sequence_lens.range", "missing_input": f"required:{p.get('mutation.input')}",
+    }.get(kind, "")
+
+
+def broken_constraints(case: Case) -> list[str]:
+    """The ids of the constraints ``case`` breaks (an empty list for a valid case)."""
+    op, a, t = case.op, case.attributes, case.tensors
+    broken = [f"required:{n}" for n in ("X", "W", "R") if n not in t]
+    direction = a.get("direction", "forward")
+    if direction in DIRECTIONS:
+        D = 2 if direction == "bidirectional" else 1
+    else:
+        broken.append("direction")
+        D = t["W"].shape[0] if "W" in t and t["W"].ndim == 3 else 1
+    H = a.get("hidden_size")
+    if not isinstance(H, int) or isinstance(H, bool) or H < 1:
+        broken.append("hidden_size")
+    if "R" in t and t["R"].ndim == 3:
+        made_for = int(t["R"].shape[2])
+        if made_for != H and "hidden_size" not in broken:
+            broken.append("hidden_size")
+        H = made_for
+    elif not isinstance(H, int) or H < 1:
+        H = 1
+    if "X" in t and t["X"].ndim == 3:
+        S, B, I = map(int, t["X"].shape)  # noqa: E741
+    else:
+        S, B, I = case.shape["seq_length"], case.shape["batch_size"], case.shape["input_size"]  # noqa: E741
+    shapes = input_shapes(op, H, "bidirectional" if D == 2 else "forward", {"seq_length": S, "batch_size": B,
+                                                                           "input_size": I})
+    for name, arr in t.items():
+        if name != "X" and tuple(arr.shape) != shapes.get(name):
+            broken.append(f"shape:{name}")
+    lens = t.get("sequence_lens")
+    if lens is not None and "shape:sequence_lens" not in broken and lens.size:
+        if int(lens.min()) < 0 or int(lens.max()) > S:
+            broken.append("sequence_lens.range")
+    names = a.get("activations")
+    if names is not None:
+        if any(canonical_activation(n) is None for n in names):
+            broken.append("activations.unknown")
+        per = ACTIVATIONS_PER_DIRECTION[op]
+        if len(names) not in (per, per * D):
+            broken.append("activations.count")
+    return broken

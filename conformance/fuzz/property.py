@@ -1,0 +1,460 @@
+"""The differential property, and the campaign that searches it under a time budget.
+
+The property: for a drawn case, every target either agrees with the oracle within the tolerance
+or gives a clean verdict (``pass``, ``not-expressible``, ``unspecified``; for an invalid case,
+``pass`` means it was rejected). The :class:`~conformance.run.engine.Engine` does the judging, with
+the tolerance and the oracle the corpus uses, on one warm worker :class:`~conformance.run.workers.Pool`
+kept for the whole campaign, so a runtime that crashes costs a verdict and not the campaign.
+
+Anything else (``fail``, ``rejected`` valid case, ``accepted-invalid``, ``crash``, ``timeout``,
+``error``) is a *finding*, unless an expectations file covers it for that target (``gate:
+expected``) or a regression file already written subsumes it (:mod:`conformance.fuzz.signature`):
+those are *known*. A new finding raises one exception type per origin, so hypothesis shrinks each
+distinct bug to its own minimal case; the campaign writes each as a case file
+(:mod:`conformance.fuzz.reproducer`) and goes on: once written, the finding is known and the
+search moves past it.
+
+Valid cases steer the search with ``hypothesis.target(ratio, label=<target id>)``, the record's
+error over its allowed error, so hypothesis climbs toward larger errors before they fail.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import shutil
+import tempfile
+import time
+from collections import Counter, OrderedDict, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, Verbosity, event, given, settings, target
+from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+from conformance.compare import FAILING
+from conformance.fuzz.reproducer import FindingIndex, Known, case_document, file_name, render, repro_command
+from conformance.fuzz.signature import case_tokens, origin, signature
+from conformance.fuzz.strategies import Scope, draw_case
+from conformance.gate import classify
+from conformance.run import Engine, MemoryStore, Options, Pool
+
+#: verdicts that are findings (a rejected *valid* case and a suite error included)
+FINDING_VERDICTS = tuple(FAILING) + ("error",)
+#: how the severity of a verdict orders the findings of one example (the first is raised)
+SEVERITY = {v: k for k, v in enumerate(("crash", "timeout", "error", "accepted-invalid", "rejected", "fail"))}
+DATABASE = Path(".hypothesis/conformance-fuzz")
+
+
+class FindingFailure(Exception):
+    """Raised by the property for a new finding; one subclass per origin (see :func:`failure_for`)."""
+
+    origin: tuple = ()
+
+
+_FAILURES: dict = {}
+
+
+def failure_for(origin_key: tuple) -> type:
+    """The exception type of one origin: hypothesis tells bugs apart by exception type."""
+    if origin_key not in _FAILURES:
+        name = "Finding_" + "_".join("".join(ch if ch.isalnum() else "_" for ch in str(p)) for p in origin_key)
+        _FAILURES[origin_key] = type(name[:120], (FindingFailure,), {"origin": origin_key})
+    return _FAILURES[origin_key]
+
+
+@dataclass
+class Finding:
+    """One origin's failure in one example."""
+
+    origin: tuple
+    tokens: frozenset
+    case: object
+    records: list
+
+    @property
+    def signature(self) -> str:
+        return signature(self.origin, self.tokens)
+
+    @property
+    def verdict(self) -> str:
+        return self.origin[1]
+
+    @property
+    def headline(self) -> str:
+        r = self.records[0]
+        return f"{r['target']}: {r['verdict']} on {self.case.describe()}: {r['message'].splitlines()[0][:300]}"
+
+
+@dataclass
+class Written:
+    path: Path
+    signature: str
+    finding: Finding
+    repro: str
+    found_at: tuple = ()        # (examples, seconds) when its origin was first seen
+    written_s: float = 0.0      # seconds into the campaign when it was written (shrinking done)
+
+
+class Examiner:
+    """Runs one case on every target through the Engine, on a warm pool; remembers recent results
+    by case content, so a replay (shrinking, the final report) sees the same verdicts."""
+
+    def __init__(self, targets, pool: Pool, workdir: Path, timeout: float, prec: int = 128, gate=None,
+                 tolerance: str | None = None, memory: int = 4096):
+        self.targets = list(targets)
+        self.pool = pool
+        self.workdir = Path(workdir)
+        self.options = Options(out_dir=self.workdir, jobs=pool.jobs, timeout=timeout, prec=prec,
+                               write_programs=False, tolerance=tolerance)
+        self.gate = gate
+        self.memory = memory
+        self.cache: OrderedDict = OrderedDict()
+        self.runs = 0
+        self.busy_s = 0.0
+
+    def seen(self, case) -> bool:
+        return case.digest in self.cache
+
+    def examine(self, case) -> list[dict]:
+        key = case.digest
+        if key in self.cache:
+            self.cache.move_to_end(key)
+            return self.cache[key]
+        store = MemoryStore(self.workdir)
+        start = time.perf_counter()
+        with np.errstate(all="ignore"):   # judging a wild output is not a warning, it is a verdict
+            Engine([case], self.targets, store, self.options, gate=self.gate).run(self.pool)
+        self.busy_s += time.perf_counter() - start
+        self.runs += 1
+        shutil.rmtree(self.workdir / "programs", ignore_errors=True)
+        self.cache[key] = store.records
+        if len(self.cache) > self.memory:
+            self.cache.popitem(last=False)
+        return store.records
+
+
+@dataclass
+class CampaignConfig:
+    targets: list
+    out_dir: Path = Path("cases/regressions")
+    budget_s: float = 600.0
+    jobs: int = 1
+    seed: int | None = None
+    expectations: object = None            # conformance.gate.Expectations
+    database: Path | None = DATABASE       # None: no persistent database
+    timeout: float = 20.0
+    scope: Scope = field(default_factory=Scope)
+    max_examples: int | None = None        # stop after this many examined cases as well
+    chunk: int = 200                       # examples per hypothesis run
+    shrink: bool = True
+    shrink_grace_s: float | None = None    # how long shrinking may run past the budget
+    prec: int = 128
+    tolerance: str | None = None           # a named policy; None: the derived bound
+    plugins: dict = field(default_factory=dict)   # runtime name -> MOD:ATTR, for repro commands
+
+
+@dataclass
+class CampaignResult:
+    examples: int = 0                      # cases run on the targets
+    valid: int = 0
+    invalid: int = 0
+    skipped: int = 0                       # drawn after the budget, not run
+    elapsed_s: float = 0.0
+    busy_s: float = 0.0
+    verdicts: dict = field(default_factory=lambda: defaultdict(Counter))     # target -> verdict -> n
+    new_by_target: Counter = field(default_factory=Counter)                  # examples with a new finding
+    known_by_target: Counter = field(default_factory=Counter)                # covered by a written finding
+    expected_by_target: Counter = field(default_factory=Counter)             # covered by an expectation
+    written: list = field(default_factory=list)                              # [Written]
+    superseded: list = field(default_factory=list)   # (path, by path, removed) of redundant findings
+    first_new_at: dict = field(default_factory=dict)     # origin -> (examples, s) when first seen new
+    first_failure_at: dict = field(default_factory=dict) # target id -> (examples, s) of its first finding verdict
+    seed: int = 0
+    chunks: int = 0
+    interrupted: bool = False
+
+    @property
+    def throughput(self) -> float:
+        return self.examples / self.elapsed_s if self.elapsed_s else 0.0
+
+
+class Campaign:
+    """Search for findings until the budget is spent; write each as a regression case file."""
+
+    def __init__(self, config: CampaignConfig, observer=None):
+        self.config = config
+        self.observer = observer
+        self.result = CampaignResult()
+        self.index = FindingIndex.load(config.out_dir)
+        self.gate = (lambda rec: classify(rec, config.expectations)) if config.expectations else None
+        self._seen: dict = {}       # origin -> Finding (latest raised in this hypothesis run)
+        self._final: dict = {}      # origin -> Finding (from hypothesis' final replay)
+        self._found_in_run = False
+
+    # -- the property --------------------------------------------------------------------------
+
+    def _property(self, data) -> None:
+        from hypothesis.control import current_build_context
+        final = getattr(current_build_context(), "is_final", False)
+        case = draw_case(lambda s, label: data.draw(s, label=label), self.config.scope)
+        if not final and not self.examiner.seen(case) and self._should_skip():
+            self.result.skipped += 1
+            return
+        fresh = not self.examiner.seen(case)
+        records = self.examiner.examine(case)
+        if fresh:
+            self._count(case, records)
+        for rec in records:
+            ratio = rec.get("ratio")
+            if case.valid and isinstance(ratio, (int, float)) and math.isfinite(ratio):
+                target(float(min(ratio, 1e300)), label=rec["target"])
+        new = self._new_findings(case, records, count=fresh)
+        if self.observer:
+            self.observer.example(self, case, records, new)
+        if new:
+            self._found_in_run = True
+            first = new[0]
+            self._seen[first.origin] = first
+            if final:
+                self._final[first.origin] = first
+            event("finding", first.signature)
+            raise failure_for(first.origin)(first.headline)
+
+    def _should_skip(self) -> bool:
+        now = time.monotonic()
+        cap = self.config.max_examples
+        spent = now >= self._stop_at or (cap is not None and self.result.examples >= cap)
+        return (spent and not self._found_in_run) or now >= self._hard_stop
+
+    def _count(self, case, records) -> None:
+        r = self.result
+        r.examples += 1
+        r.valid += case.valid
+        r.invalid += not case.valid
+        for rec in records:
+            r.verdicts[rec["target"]][rec["verdict"]] += 1
+            if rec["verdict"] in FINDING_VERDICTS:
+                r.first_failure_at.setdefault(rec["target"], (r.examples, self._elapsed()))
+
+    def _new_findings(self, case, records, count: bool) -> list[Finding]:
+        failing = [rec for rec in records if rec["verdict"] in FINDING_VERDICTS]
+        groups: dict = OrderedDict()
+        for rec in failing:
+            if rec.get("gate") == "expected":
+                if count:
+                    self.result.expected_by_target[rec["target"]] += 1
+                continue
+            groups.setdefault(origin(rec, case), []).append(rec)
+        if not groups:
+            return []
+        tokens = case_tokens(case)
+        new = []
+        for key, recs in groups.items():
+            if self.index.covering(key, tokens):
+                if count:
+                    for rec in recs:
+                        self.result.known_by_target[rec["target"]] += 1
+                continue
+            if count:
+                for rec in recs:
+                    self.result.new_by_target[rec["target"]] += 1
+                self.result.first_new_at.setdefault(key, (self.result.examples, self._elapsed()))
+            new.append(Finding(key, tokens, case, recs))
+        new.sort(key=lambda f: (SEVERITY.get(f.verdict, 9), f.origin))
+        return new
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self._start
+
+    # -- the campaign --------------------------------------------------------------------------
+
+    def run(self) -> CampaignResult:
+        cfg = self.config
+        self.result.seed = cfg.seed if cfg.seed is not None else random.SystemRandom().randrange(2 ** 32)
+        self._start = time.monotonic()
+        self._stop_at = self._start + cfg.budget_s
+        grace = cfg.shrink_grace_s if cfg.shrink_grace_s is not None else max(30.0, 0.5 * cfg.budget_s)
+        self._hard_stop = self._stop_at + grace
+        saved = {k: os.environ.get(k) for k in ("CONFORMANCE_ORACLE_CACHE", "PYTHONWARNINGS")}
+        with tempfile.TemporaryDirectory(prefix="conformance-fuzz-") as tmp:
+            # a campaign's oracle results are worth keeping for its own replays only; and the
+            # workers' numeric warnings on wild inputs are verdicts' business, not the terminal's
+            os.environ["CONFORMANCE_ORACLE_CACHE"] = str(Path(tmp) / "oracle-cache")
+            os.environ.setdefault("PYTHONWARNINGS", "ignore::RuntimeWarning")
+            try:
+                with Pool(cfg.jobs) as pool:
+                    self.examiner = Examiner(cfg.targets, pool, Path(tmp) / "work", cfg.timeout, cfg.prec,
+                                             self.gate, cfg.tolerance)
+                    try:
+                        while not self._spent():
+                            self._run_chunk(self.result.chunks)
+                            self.result.chunks += 1
+                    except KeyboardInterrupt:  # Ctrl-C ends the campaign, not its report
+                        self.result.interrupted = True
+            finally:
+                for key, value in saved.items():
+                    if value is None:
+                        os.environ.pop(key, None)
+                    else:
+                        os.environ[key] = value
+        self.result.elapsed_s = self._elapsed()
+        self.result.busy_s = self.examiner.busy_s
+        return self.result
+
+    def _spent(self) -> bool:
+        cap = self.config.max_examples
+        return time.monotonic() >= self._stop_at or (cap is not None and self.result.examples >= cap)
+
+    def _settings(self) -> settings:
+        cfg = self.config
+        phases = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target]
+        if cfg.shrink:
+            phases.append(Phase.shrink)
+        database = DirectoryBasedExampleDatabase(str(cfg.database)) if cfg.database else None
+        return settings(max_examples=cfg.chunk, deadline=None, database=database, phases=phases,
+                        suppress_health_check=list(HealthCheck), report_multiple_bugs=True,
+                        verbosity=Verbosity.quiet, derandomize=False, print_blob=False)
+
+    def _run_chunk(self, index: int) -> None:
+        self._seen, self._final, self._found_in_run = {}, {}, False
+        test = self._settings()(given(st.data())(self._property_wrapper()))
+        # What @hypothesis.seed sets, without the database=None it adds: a seeded campaign still
+        # reads and grows the database (--no-database for an exact rerun). As hypothesis.find does,
+        # the database key is set explicitly, so every campaign of one scope shares its examples.
+        test._hypothesis_internal_use_seed = (self.result.seed * 1_000_003 + index) % 2 ** 64
+        test._hypothesis_internal_database_key = f"conformance-fuzz:{self.config.scope.key()}".encode()
+        try:
+            test()
+        except BaseException as exc:  # noqa: BLE001 - sorted out below
+            if isinstance(exc, KeyboardInterrupt):
+                for key, found in self._seen.items():   # the best case so far, rather than nothing
+                    self._write(self._final.get(key, found))
+                raise
+            foreign = [e for e in _leaves(exc) if not isinstance(e, FindingFailure) and not _hypothesis_error(e)]
+            if foreign:
+                raise
+        for key, found in self._seen.items():
+            self._write(self._final.get(key, found))
+        if self.observer:
+            self.observer.chunk(self)
+
+    def _property_wrapper(self):
+        def differential_property(data):
+            self._property(data)
+        return differential_property
+
+    def _write(self, finding: Finding) -> None:
+        sig = finding.signature
+        if sig in self.index.by_signature or self.index.covering(finding.origin, finding.tokens):
+            return
+        cfg = self.config
+        case, records = finding.case, finding.records
+        first = records[0]
+        path = Path(cfg.out_dir) / file_name(case, first["runtime"], finding.verdict, sig)
+        repro = repro_command(path, records, cfg.plugins)
+        text = _finding_text(finding)
+        doc = case_document(
+            case, clause=_clauses(case, records), description=text,
+            finding={"target": first["target"], "targets": sorted({r["target"] for r in records}),
+                     "verdict": finding.verdict, "message": first["message"], "seed": self.result.seed,
+                     "signature": sig, "repro": repro})
+        header = ["Minimized by `conformance fuzz`; reproduce with:", f"  {repro}",
+                  "The draws that made it (hypothesis labels; values of absent inputs are drawn but unused):"]
+        header += _wrap([f"{k}={v!r}" for k, v in case.params.items()])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render(doc, header), encoding="utf-8")
+        self.index.add(Known(sig, finding.origin, finding.tokens, path))
+        written = Written(path, sig, finding, repro, self.result.first_new_at.get(finding.origin, ()),
+                          self._elapsed())
+        self._supersede(written)
+        self.result.written.append(written)
+        if self.observer:
+            self.observer.written(self, written)
+
+
+    def _supersede(self, new: "Written") -> None:
+        """A finding that needs fewer features makes the ones of its origin needing more redundant
+        (hypothesis may first settle on a local minimum, e.g. {B} at S=1 before {} at S=2): those
+        written by this campaign are removed; older ones are listed for the user to remove."""
+        for known in list(self.index.by_signature.values()):
+            if (known.signature == new.signature or known.origin != new.finding.origin
+                    or not new.finding.tokens < known.tokens):
+                continue
+            mine = [w for w in self.result.written if w.signature == known.signature]
+            if mine:
+                known.path.unlink(missing_ok=True)
+                del self.index.by_signature[known.signature]
+                self.result.written = [w for w in self.result.written if w.signature != known.signature]
+            self.result.superseded.append((known.path, new.path, bool(mine)))
+
+
+def _finding_text(finding: Finding) -> str:
+    r = finding.records[0]
+    tokens = ", ".join(sorted(finding.tokens)) or "no optional feature"
+    first = r["message"].splitlines()[0] if r["message"] else ""
+    first = first if len(first) <= 240 else first[:240] + " …"
+    return (f"Fuzzer finding: {r['target']} gave `{r['verdict']}` on {finding.case.describe()} "
+            f"(features: {tokens}). {first} (the whole message is in finding.message)")
+
+
+def _wrap(items: list[str], width: int = 96) -> list[str]:
+    lines, line = [], ""
+    for item in items:
+        if line and len(line) + len(item) + 2 > width:
+            lines.append("  " + line)
+            line = ""
+        line = f"{line}, {item}" if line else item
+    return lines + (["  " + line] if line else [])
+
+
+def _clauses(case, records) -> list[str]:
+    """Each failing spec's clause, followed by the attributes and inputs the finding needs."""
+    from conformance.specs import SPECS
+    named = ", ".join(_clause_names(case))
+    out = []
+    for spec in sorted({r["spec"] for r in records}):
+        try:
+            clause = SPECS[spec].clause(case)
+        except Exception:  # noqa: BLE001 - a clause is a courtesy; the finding stands without it
+            clause = spec
+        out.append(f"{clause} {named}" if named else clause)
+    if not case.valid:
+        out.append(f"{case.op} input constraints: {case.violates}")
+    return out
+
+
+#: the spec vocabulary of each feature token, for a finding's clause line
+_CLAUSE_OF = {"reverse": "direction", "bidirectional": "direction", "clip": "clip", "layout=1": "layout",
+              "linear_before_reset": "linear_before_reset", "input_forget": "input_forget", "P": "input P (peepholes)",
+              "B": "input B", "initial_h": "input initial_h", "initial_c": "input initial_c",
+              "sequence_lens=full": "input sequence_lens", "sequence_lens=partial": "input sequence_lens",
+              "activation_alpha": "activation_alpha", "activation_beta": "activation_beta",
+              "per_direction_activations": "activations per direction", "form=cell": "one time step (cell)"}
+
+
+def _clause_names(case) -> list[str]:
+    tokens = case_tokens(case)
+    names = [f"activations ({', '.join(sorted(t[4:] for t in tokens if t.startswith('act=')))})"] \
+        if any(t.startswith("act=") for t in tokens) else []
+    for token in sorted(tokens):
+        name = _CLAUSE_OF.get(token) or (f"type {token[6:]}" if token.startswith("dtype=") else None)
+        if name and name not in names:
+            names.append(name)
+    return names
+
+
+def _leaves(exc: BaseException):
+    if isinstance(exc, BaseExceptionGroup):
+        for sub in exc.exceptions:
+            yield from _leaves(sub)
+    else:
+        yield exc
+
+
+def _hypothesis_error(exc: BaseException) -> bool:
+    """Hypothesis' own verdicts about the run (flaky replays, nothing satisfiable)."""
+    return type(exc).__module__.startswith("hypothesis")

@@ -1,0 +1,157 @@
+"""Findings as case files: a minimized case written as YAML the loader reads back to the same
+canonical case (literal tensors for every input, so it reproduces exactly), and the index of the
+findings already written (for de-duplication across campaigns).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from conformance.case.model import Case
+from conformance.case.vocabulary import OUTPUTS
+from conformance.fuzz.signature import case_tokens, origin_of_signature, signature_hash
+
+ATTRIBUTE_ORDER = ("hidden_size", "direction", "activations", "activation_alpha", "activation_beta", "clip",
+                   "linear_before_reset", "input_forget", "layout")
+TENSOR_ORDER = ("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P")
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style for mappings and outer lists, flow style for the innermost lists of numbers."""
+
+
+def _represent_list(dumper, data):
+    flow = all(not isinstance(x, (list, dict)) for x in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+
+
+_Dumper.add_representer(list, _represent_list)
+
+
+def _plain_attr(value):
+    if isinstance(value, (list, tuple)):
+        return [_plain_attr(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def case_document(case: Case, clause: list, description: str, finding: dict | None = None) -> dict:
+    """The case-file mapping of ``case`` (schema: ``conformance schema``)."""
+    attributes = {k: _plain_attr(case.attributes[k]) for k in ATTRIBUTE_ORDER if k in case.attributes}
+    attributes.update({k: _plain_attr(v) for k, v in case.attributes.items() if k not in attributes})
+    inputs = {}
+    for name in TENSOR_ORDER:
+        arr = case.tensors.get(name)
+        if arr is None:
+            if name in ("X", "W", "R"):
+                inputs[name] = "absent"
+            continue
+        if name == "sequence_lens":
+            inputs[name] = np.asarray(arr).astype(np.int64).tolist()
+        else:
+            inputs[name] = np.asarray(arr).astype(np.float64).tolist()
+    doc = {"op": case.op, "form": case.form, "clause": list(clause), "description": description,
+           "attributes": attributes,
+           "shape": {k: int(case.shape[k]) for k in ("seq_length", "batch_size", "input_size")},
+           "dtype": case.dtype, "inputs": inputs}
+    if case.outputs and tuple(case.outputs) != OUTPUTS[case.op]:
+        doc["outputs"] = list(case.outputs)
+    doc["expect"] = case.expect
+    if not case.valid:
+        doc["violates"] = case.violates
+    if finding:
+        doc["finding"] = finding
+    return doc
+
+
+def render(doc: dict, header: list[str] = ()) -> str:
+    body = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    lines = [f"# {line}".rstrip() for line in header]
+    return "\n".join(lines) + ("\n" if lines else "") + body
+
+
+def file_name(case: Case, runtime: str, verdict: str, sig: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", f"{case.op}-{runtime}-{verdict}".lower()).strip("-")
+    return f"{slug}-{signature_hash(sig)}.yaml"
+
+
+def repro_command(path: Path, records: list[dict], plugins: dict) -> str:
+    """`conformance run <file> --runtime ... [--runtime-plugin ...] [--spec ...]` for the failing targets."""
+    try:
+        shown = path.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        shown = path
+    cmd = ["conformance", "run", str(shown)]
+    for runtime in sorted({r["runtime"] for r in records}):
+        cmd += ["--runtime", runtime]
+        if runtime in plugins:
+            cmd += ["--runtime-plugin", plugins[runtime]]
+    devices = sorted({r.get("device", "") for r in records})
+    if len(devices) == 1 and devices[0] not in ("", "default"):
+        cmd += ["--device", devices[0]]
+    for spec in sorted({r["spec"] for r in records}):
+        cmd += ["--spec", spec]
+    return " ".join(shlex.quote(c) for c in cmd)
+
+
+# -- the index of written findings ---------------------------------------------------------------
+
+@dataclass
+class Known:
+    signature: str
+    origin: tuple
+    tokens: frozenset
+    path: Path
+
+
+@dataclass
+class FindingIndex:
+    """The findings in a folder (``finding:`` in a case file), by signature and by origin."""
+
+    folder: Path
+    by_signature: dict = field(default_factory=dict)
+    problems: list = field(default_factory=list)
+
+    @classmethod
+    def load(cls, folder) -> "FindingIndex":
+        from conformance.case import load_file
+        index = cls(Path(folder))
+        if not index.folder.is_dir():
+            return index
+        for path in sorted(index.folder.glob("*.y*ml")):
+            try:
+                raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            except (OSError, yaml.YAMLError) as exc:
+                index.problems.append(f"{path}: {exc}")
+                continue
+            finding = raw.get("finding") if isinstance(raw, dict) else None
+            if not isinstance(finding, dict) or "signature" not in finding:
+                continue
+            cases, errors = load_file(path)
+            if errors or len(cases) != 1:
+                index.problems.append(f"{path}: " + "; ".join(map(str, errors)) if errors else f"{path}: not one case")
+                continue
+            case = cases[0]
+            sig = str(finding["signature"])
+            index.add(Known(sig, origin_of_signature(sig, case), case_tokens(case), path))
+        return index
+
+    def add(self, known: Known) -> None:
+        self.by_signature[known.signature] = known
+
+    def covering(self, origin_key: tuple, tokens) -> Known | None:
+        """The written finding that subsumes an example of this origin with these tokens, if any."""
+        for known in self.by_signature.values():
+            if known.origin == tuple(origin_key) and known.tokens <= set(tokens):
+                return known
+        return None
+
+    def __len__(self) -> int:
+        return len(self.by_signature)

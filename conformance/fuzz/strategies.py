@@ -1,0 +1,264 @@
+"""Hypothesis strategies that draw canonical cases: valid ones from each op's constraints, and
+invalid ones that break exactly one constraint (:mod:`conformance.fuzz.mutations`).
+
+Every draw has a label (printed with a failing example, ``Draw 7 (direction): 'reverse'``) and is
+recorded in ``Case.params``, so a finding shows which choices made it. Draws come in an order
+chosen for shrinking: op, form and every optional feature first (each shrinks toward "absent" or
+the default), then the shapes (toward 1), then the values. A minimized case therefore keeps only
+the features the failure needs: those are the attributes that matter, and the finding's signature
+is built from them (:mod:`conformance.fuzz.signature`).
+
+Two ways in, sharing one builder:
+
+- :func:`valid_cases`, :func:`invalid_cases`, :func:`cases`: ordinary strategies, for ``@given``;
+- :func:`draw_case` with a labelled ``draw(strategy, label)``, which the differential property
+  calls with ``st.data()`` so the labels show in hypothesis' report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+from hypothesis import assume, event, note
+from hypothesis import strategies as st
+
+from conformance.case.model import Case
+from conformance.case.tensors import numpy_dtype
+from conformance.case.vocabulary import (ACTIVATION_FUNCTIONS, DEFAULT_ACTIVATIONS, DIRECTIONS, DTYPES,
+                                          FORMS, OPS, OUTPUTS, input_shapes, num_directions)
+from conformance.fuzz import values as V
+
+#: bump when the draws change meaning: it is part of the hypothesis database key
+STRATEGY_VERSION = "1"
+
+#: float32-exact values for activation_alpha / activation_beta (FLOAT attributes), simplest first
+PARAMETER_VALUES = (0.5, 2.0, 0.25, 1.5, 1.0, 0.75, 3.0, -0.5, -1.0, 0.0, float(np.float32(0.1)),
+                    float(np.float32(0.3)))
+#: float32-exact clip bounds, simplest first
+CLIP_VALUES = (1.0, 0.5, 2.0, 3.0, 0.25, 10.0, float(np.float32(0.1)), float(np.float32(0.7)))
+
+#: relative weights of the dtypes (float32 mostly)
+DTYPE_WEIGHTS = {"float32": 6, "float16": 2, "float64": 1, "bfloat16": 1}
+
+#: how sequence_lens is given: absent, all equal to seq_length, or drawn per batch entry
+LENGTH_MODES = ("absent", "full", "partial")
+
+Draw = Callable[[st.SearchStrategy, str], object]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Sizes stay small so the mpmath oracle stays fast."""
+
+    max_seq_length: int = 6
+    max_batch_size: int = 4
+    max_input_size: int = 6
+    max_hidden_size: int = 6
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a campaign draws from."""
+
+    ops: tuple = OPS
+    forms: tuple = FORMS
+    dtypes: tuple = DTYPES
+    limits: Limits = field(default_factory=Limits)
+    invalid_weight: int = 1          # invalid cases per `valid_weight` valid ones
+    valid_weight: int = 3
+
+    def key(self) -> str:
+        return (f"v{STRATEGY_VERSION}:{','.join(self.ops)}:{','.join(self.forms)}:{','.join(self.dtypes)}:"
+                f"{self.limits.max_seq_length},{self.limits.max_batch_size},{self.limits.max_input_size},"
+                f"{self.limits.max_hidden_size}:{self.invalid_weight}/{self.valid_weight}")
+
+
+class Recorder:
+    """Wraps a labelled draw: records every value under its label (``Case.params``), notes it."""
+
+    def __init__(self, draw: Draw, notes: bool = False):
+        self._draw = draw
+        self._notes = notes
+        self.params: dict = {}
+
+    def __call__(self, strategy: st.SearchStrategy, label: str):
+        value = self._draw(strategy, label)
+        self.params[label] = _plain(value)
+        if self._notes:
+            note(f"{label}: {value!r}")
+        return value
+
+
+def _plain(value):
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def weighted(table: dict) -> st.SearchStrategy:
+    """One of the keys, with the given integer weights; shrinks toward the first key."""
+    flat = [k for k, w in table.items() for _ in range(w)]
+    return st.integers(0, len(flat) - 1).map(lambda i: flat[i])
+
+
+def _default_first(options, default):
+    return st.sampled_from([default] + [o for o in options if o != default])
+
+
+# -- the valid case ------------------------------------------------------------------------------
+
+def draw_case(draw: Draw, scope: Scope = Scope(), notes: bool = False) -> Case:
+    """A valid or an invalid case (weights from ``scope``)."""
+    rec = Recorder(draw, notes)
+    expect = rec(weighted({"valid": scope.valid_weight, "invalid": scope.invalid_weight}), "expect")
+    event("expect", expect)
+    if expect == "valid":
+        return _valid(rec, scope)
+    from conformance.fuzz.mutations import mutate
+    return mutate(rec, _valid(rec, scope, check_overflow=False))
+
+
+def draw_valid_case(draw: Draw, scope: Scope = Scope(), notes: bool = False) -> Case:
+    return _valid(Recorder(draw, notes), scope)
+
+
+def _valid(rec: Recorder, scope: Scope, check_overflow: bool = True) -> Case:
+    # Every choice is drawn whatever the earlier ones were (a cell still draws a seq_length, an absent
+    # B still draws its values), so that turning a feature off never shifts the draws after it: the
+    # shrinker can then drop each feature on its own, and a minimized case keeps only what it needs.
+    op = rec(st.sampled_from(scope.ops), "op")
+    form = rec(st.sampled_from(scope.forms), "form")
+    direction = rec(st.sampled_from(DIRECTIONS), "direction")
+    dtype = rec(weighted({d: w for d, w in DTYPE_WEIGHTS.items() if d in scope.dtypes}), "dtype")
+    event("op", op)
+    event("dtype", dtype)
+    D = num_directions(direction)
+    attributes: dict = {"direction": direction}
+    attributes.update(_activations(rec, op, D))
+    clip = rec(st.booleans(), "clip")
+    clip_value = rec(st.one_of(st.sampled_from(CLIP_VALUES), st.floats(float(np.float32(1e-3)), 50.0, width=32)),
+                     "clip.value")
+    if clip:
+        attributes["clip"] = clip_value
+    if rec(st.booleans(), "linear_before_reset") and op == "GRU":
+        attributes["linear_before_reset"] = 1
+    if rec(st.booleans(), "input_forget") and op == "LSTM":
+        attributes["input_forget"] = 1
+    if rec(st.booleans(), "layout"):
+        attributes["layout"] = 1
+    outputs = rec(st.sampled_from(_output_subsets(op)), "outputs")
+    present = {"X": True, "W": True, "R": True, "B": rec(st.booleans(), "B")}
+    length_mode = rec(st.sampled_from(LENGTH_MODES), "sequence_lens")
+    present["initial_h"] = rec(st.booleans(), "initial_h")
+    present["initial_c"] = rec(st.booleans(), "initial_c") and op == "LSTM"
+    present["P"] = rec(st.booleans(), "P") and op == "LSTM"
+
+    lim = scope.limits
+    S = rec(st.integers(1, lim.max_seq_length), "seq_length")
+    S = 1 if form == "cell" else S
+    B = rec(st.integers(1, lim.max_batch_size), "batch_size")
+    I = rec(st.integers(1, lim.max_input_size), "input_size")  # noqa: E741
+    H = rec(st.integers(1, lim.max_hidden_size), "hidden_size")
+    attributes = {"hidden_size": H, **attributes}
+    shape = {"seq_length": S, "batch_size": B, "input_size": I}
+    lens = rec(st.lists(st.integers(0, S).map(lambda k, S=S: S - k), min_size=B, max_size=B),
+               "sequence_lens.values")
+
+    special = V.specials(dtype, attributes)
+    shapes = input_shapes(op, H, direction, shape)
+    tensors = {}
+    for name in ("X", "W", "R", "B", "initial_h", "initial_c", "P"):
+        values = _tensor(rec, name, shapes.get(name, (1,)), dtype, special)
+        if present[name]:
+            tensors[name] = values
+    if length_mode == "full":
+        tensors["sequence_lens"] = np.full((B,), S, dtype=np.int32)
+    elif length_mode == "partial":
+        tensors["sequence_lens"] = np.asarray(lens, dtype=np.int32)
+    tensors = {n: tensors[n] for n in ("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P")
+               if n in tensors}
+    case = Case(id="fuzz/pending", op=op, form=form, attributes=attributes, shape=shape, dtype=dtype,
+                tensors=tensors, outputs=tuple(outputs) if tuple(outputs) != OUTPUTS[op] else (),
+                params=rec.params)
+    if check_overflow:
+        assume(V.overflow_free(case))
+    return with_id(case)
+
+
+def _output_subsets(op: str) -> list[tuple]:
+    names = OUTPUTS[op]
+    subsets = [tuple(n for k, n in enumerate(names) if mask >> k & 1) for mask in range(1, 2 ** len(names))]
+    return sorted(subsets, key=lambda s: (-len(s), s))     # all outputs first
+
+
+def _activations(rec: Recorder, op: str, D: int) -> dict:
+    custom = rec(st.booleans(), "activations")
+    defaults = DEFAULT_ACTIVATIONS[op]
+
+    def one_set(label):
+        return [rec(_default_first(ACTIVATION_FUNCTIONS, d), f"{label}[{k}]") for k, d in enumerate(defaults)]
+
+    first = one_set("activations.forward")
+    second = one_set("activations.reverse")
+    per_direction = rec(st.booleans(), "activations.per_direction") and D == 2
+    names = first + (second if per_direction else first if D == 2 else [])
+    out = {"activations": names}
+    for key in ("activation_alpha", "activation_beta"):
+        given_ = rec(st.booleans(), key)
+        vals = rec(st.lists(st.one_of(st.sampled_from(PARAMETER_VALUES), st.floats(-4.0, 4.0, width=32)),
+                            min_size=1, max_size=2 * len(defaults)), f"{key}.values")
+        n = len(names) if per_direction or D == 1 else len(first)
+        vals = [float(np.float32(v)) for v in vals[:n]]
+        if given_:
+            out[key] = vals if per_direction or D == 1 else vals * 2
+    if not custom:
+        return {}
+    event("activations", "+".join(sorted(set(names) - set(defaults))) or "defaults")
+    return out
+
+
+def _tensor(rec: Recorder, name: str, shape: tuple, dtype: str, special) -> np.ndarray:
+    style = rec(st.sampled_from(V.STYLES), f"{name}.style")
+    seed = rec(st.integers(0, 2 ** 32 - 1), f"{name}.seed")
+    n = int(np.prod(shape))
+    overrides = rec(st.lists(st.tuples(st.integers(0, max(0, n - 1)), st.integers(0, len(special) - 1)),
+                             max_size=3), f"{name}.overrides")
+    values = V.apply_overrides(V.style_values(style, shape, dtype, seed, name, special), overrides, special)
+    return values.astype(numpy_dtype(dtype))
+
+
+def with_id(case: Case) -> Case:
+    """The case under its content id, ``fuzz/<op>-<digest>[<the features it has>]``."""
+    from conformance.fuzz.signature import case_tokens
+    tokens = sorted(case_tokens(case))
+    suffix = f"[{','.join(tokens)}]" if tokens else ""
+    return dataclasses.replace(case, id=f"fuzz/{case.op.lower()}-{case.digest[:10]}{suffix}")
+
+
+# -- plain strategies, for @given ------------------------------------------------------------------
+
+def _composite(builder, scope: Scope):
+    @st.composite
+    def strategy(draw):
+        return builder(lambda s, label: draw(s), scope, notes=True)
+    return strategy()
+
+
+def valid_cases(scope: Scope = Scope()) -> st.SearchStrategy[Case]:
+    """Valid canonical cases."""
+    return _composite(draw_valid_case, scope)
+
+
+def invalid_cases(scope: Scope = Scope()) -> st.SearchStrategy[Case]:
+    """Cases that break exactly one constraint (``expect == "invalid"``, ``violates`` set)."""
+    return _composite(draw_case, dataclasses.replace(scope, valid_weight=0, invalid_weight=1))
+
+
+def cases(scope: Scope = Scope()) -> st.SearchStrategy[Case]:
+    """Valid and invalid cases, weighted as ``scope`` says."""
+    return _composite(draw_case, scope)

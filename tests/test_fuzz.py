@@ -1,0 +1,270 @@
+"""The differential fuzzer (conformance/fuzz): its strategies draw cases the suite accepts and
+translates, its mutations break exactly one constraint, and campaigns against the deliberately
+wrong implementations (tests/wrong) and a crashing double (tests/fuzz_doubles.py) find, minimize,
+write and de-duplicate findings that reproduce with ``conformance run``.
+
+Budgets these tests state (measured on 2 cores, 2 worker processes):
+
+- every tests/wrong implementation is detected within 300 cases (one campaign with all of them as
+  targets, no shrinking; the slowest needed about 125), and no benign control is flagged;
+- two bugs in one campaign are found, minimized to S, B, I, H <= 2 and written within a 30 s budget
+  (plus the shrinking grace), as exactly two files; a second campaign writes nothing new;
+- a runtime that segfaults when batch_size == 3 yields a crash finding within 25 s while the other
+  cases are still judged; an expectations entry for it makes it known;
+- the same seed draws the same cases.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+
+from conformance.case import load_paths
+from conformance.case.load import load_document
+from conformance.case.yamlio import load_yaml
+from conformance.fuzz.cli import parse_budget
+from conformance.fuzz.mutations import broken_constraints, expected_constraint
+from conformance.fuzz.property import Campaign, CampaignConfig
+from conformance.fuzz.reproducer import case_document, render
+from conformance.fuzz.signature import case_tokens
+from conformance.fuzz.strategies import Scope, invalid_cases, valid_cases
+from conformance.gate import Expectations
+from conformance.run import read_results
+from conformance.runtimes import plugin_targets
+from conformance.specs import SPECS, NotExpressible
+from tests.test_run_machinery import conformance
+
+STRATEGY_SETTINGS = settings(max_examples=80, deadline=None, database=None,
+                             suppress_health_check=list(HealthCheck))
+FINDING = {"target": "x/CPU@onnx-22", "verdict": "fail", "signature": "x/CPU@onnx|fail|GRU|plain", "seed": 1}
+
+
+def read_back(case, expect=None, finding=FINDING):
+    """The case through the case-file writer and the real loader (schema, validator, builder)."""
+    doc = case_document(case, ["ONNX test clause"], "drawn by the fuzzer's strategies", finding)
+    if expect:
+        doc["expect"] = expect
+        doc.pop("violates", None)
+    text = render(doc, ["a header comment"])
+    return load_document(load_yaml(text, "cases/regressions/drawn.yaml"), Path("cases/regressions/drawn.yaml"))
+
+
+# -- strategies ------------------------------------------------------------------------------------
+
+@STRATEGY_SETTINGS
+@given(valid_cases())
+def test_valid_cases_pass_the_validator_and_translate_checker_clean_at_opset_22(case):
+    assert case.valid and broken_constraints(case) == [], case.describe()
+    loaded, errors = read_back(case)
+    assert not errors, [str(e) for e in errors]
+    assert loaded[0].digest == case.digest, "the case file must reproduce the drawn case bit for bit"
+    for name, arr in case.tensors.items():
+        assert arr.dtype == (np.int32 if name == "sequence_lens" else loaded[0].tensors[name].dtype)
+    program = SPECS["onnx-22"].translate(case)
+    if isinstance(program, NotExpressible):
+        assert program.reason
+    else:
+        onnx.checker.check_model(onnx.load_from_string(program.model), full_check=True)
+        assert not [n for n in program.notes if "checker" in n]
+
+
+@STRATEGY_SETTINGS
+@given(invalid_cases())
+def test_invalid_cases_break_exactly_one_constraint(case):
+    assert case.expect == "invalid" and case.violates
+    assert broken_constraints(case) == [expected_constraint(case)], case.params
+    loaded, errors = read_back(case)
+    assert not errors and loaded[0].digest == case.digest
+    assert f"violates={expected_constraint(case)}" in case_tokens(case)
+    # the suite's own validator agrees: read as a valid case, the same file is refused
+    _, as_valid = read_back(case, expect="valid")
+    assert as_valid, f"the validator accepted a case that breaks {expected_constraint(case)}"
+
+
+def test_draws_are_labelled_and_recorded_on_the_case():
+    seen = []
+
+    @settings(max_examples=20, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(valid_cases(Scope(ops=("LSTM",))))
+    def check(case):
+        seen.append(case)
+        for label in ("op", "form", "direction", "dtype", "activations", "clip", "input_forget", "B",
+                      "sequence_lens", "initial_c", "P", "seq_length", "batch_size", "input_size",
+                      "hidden_size", "X.style", "X.seed", "W.overrides"):
+            assert label in case.params
+        assert case.params["op"] == "LSTM"
+        assert re.fullmatch(r"fuzz/lstm-[0-9a-f]{10}(\[.*\])?", case.id)
+
+    check()
+    assert seen
+
+
+def test_budget_parsing():
+    assert parse_budget("90s") == 90 and parse_budget("10m") == 600 and parse_budget("1h") == 3600
+    assert parse_budget("1h30m") == 5400 and parse_budget("45") == 45
+    for bad in ("ten minutes", "10x", "0s", ""):
+        with pytest.raises(ValueError):
+            parse_budget(bad)
+
+
+def test_schema_accepts_a_finding_and_names_a_wrong_key_with_its_line(tmp_path):
+    good = tmp_path / "cases" / "regressions" / "f.yaml"
+    good.parent.mkdir(parents=True)
+    body = textwrap.dedent("""\
+        op: RNN
+        attributes: {hidden_size: 1}
+        shape: {seq_length: 1, batch_size: 1, input_size: 1}
+        finding:
+          target: x-1/CPU@onnx-22
+          verdict: fail
+          signature: x/CPU@onnx|fail|RNN|plain
+          seed: 3
+        """)
+    good.write_text(body)
+    cases, errors = load_paths([good])
+    assert not errors and cases[0].id == "regressions/f"
+    bad = good.with_name("g.yaml")
+    bad.write_text(body + "  colour: red\n")
+    _, errors = load_paths([bad])
+    assert len(errors) == 1 and "finding.colour" in str(errors[0]) and f"{bad}:9" in str(errors[0])
+
+
+def test_a_finding_that_needs_fewer_features_supersedes_one_of_the_same_origin(tmp_path):
+    import dataclasses
+    import time
+
+    from conformance.fuzz.property import Finding
+    from conformance.fuzz.signature import origin
+    cases, _ = load_paths([Path(__file__).parent.parent / "cases" / "gru" / "basic.yaml"])
+    with_b = next(c for c in cases if "B" in c.tensors and "initial_h" not in c.tensors)
+    plain = dataclasses.replace(with_b, tensors={k: v for k, v in with_b.tensors.items() if k != "B"})
+    record = {"target": "x-1/CPU@onnx-22", "runtime": "x", "device": "CPU", "config": "default", "spec": "onnx-22",
+              "verdict": "fail", "message": "Y[0] = 1, but should be within 0 … 0.5"}
+    campaign = Campaign(CampaignConfig(targets=[], out_dir=tmp_path / "found"))
+    campaign._start = time.monotonic()
+    findings = [Finding(origin(record, c), case_tokens(c), c, [record]) for c in (with_b, plain)]
+    assert findings[0].tokens == findings[1].tokens | {"B"}
+    campaign._write(findings[0])
+    campaign._write(findings[1])
+    assert [w.signature for w in campaign.result.written] == [findings[1].signature]
+    assert [p.name for p in (tmp_path / "found").iterdir()] == [campaign.result.written[0].path.name]
+    assert campaign.result.superseded and campaign.result.superseded[0][2] is True
+    campaign._write(findings[0])            # the more specific one is now covered: nothing written
+    assert len(list((tmp_path / "found").iterdir())) == 1
+
+
+# -- campaigns -------------------------------------------------------------------------------------
+
+def _targets(*classes, module="tests.wrong"):
+    targets = []
+    for cls in classes:
+        targets += plugin_targets(f"{module}:{cls}", {"onnx": ["onnx-22"]})
+    return targets
+
+
+def test_every_wrong_implementation_is_detected_within_300_cases_and_no_benign_one(tmp_path):
+    from tests.wrong import BENIGN, WRONG
+    wrong = _targets(*(c.__name__ for c in WRONG.values()))
+    benign = _targets(*(c.__name__ for c in BENIGN.values()))
+    config = CampaignConfig(targets=wrong + benign, out_dir=tmp_path / "found", budget_s=120, jobs=2, seed=11,
+                            database=None, shrink=False, max_examples=300)
+    result = Campaign(config).run()
+    missed = [t.runtime for t in wrong if t.id not in result.first_failure_at]
+    assert not missed, f"not detected within {result.examples} cases: {missed}"
+    flagged = {t.runtime: dict(result.verdicts[t.id]) for t in benign if t.id in result.first_failure_at}
+    assert not flagged, f"benign controls flagged: {flagged}"
+    assert result.examples <= 300
+
+
+class _Recorder:
+    """A campaign observer that keeps the digest of every case run."""
+
+    def __init__(self):
+        self.digests = []
+
+    def example(self, campaign, case, records, new):
+        self.digests.append(case.digest)
+
+    def written(self, campaign, written):
+        pass
+
+    def chunk(self, campaign):
+        pass
+
+
+def test_a_seed_makes_the_search_reproducible(tmp_path):
+    targets = _targets("NumpyRNN")
+    runs = []
+    for k in range(2):
+        seen = _Recorder()
+        config = CampaignConfig(targets=targets, out_dir=tmp_path / f"found{k}", budget_s=60, jobs=2, seed=7,
+                                database=None, max_examples=15)
+        result = Campaign(config, observer=seen).run()
+        assert result.written == [] and result.seed == 7
+        runs.append(seen.digests)
+    assert len(runs[0]) >= 15 and runs[0] == runs[1]
+
+
+def test_two_bugs_give_two_minimal_findings_that_reproduce_and_no_duplicates_on_rerun(tmp_path):
+    out, db = tmp_path / "regressions", tmp_path / "db"
+    args = ["fuzz", "--op", "GRU", "--spec", "onnx-22", "--jobs", "2", "--out", out, "--database", db, "-q",
+            "--runtime", "wrong-gate-order-gru", "--runtime-plugin", "tests.wrong:WrongGateOrderGRU",
+            "--runtime", "wrong-rb-dropped", "--runtime-plugin", "tests.wrong:WrongRecurrenceBiasDropped"]
+    first = conformance(*args, "--budget", "30s", "--seed", "1", check=1)
+    files = sorted(out.glob("*.yaml"))
+    assert len(files) == 2, first.stdout
+    findings = [yaml.safe_load(f.read_text())["finding"] for f in files]
+    assert len({f["signature"] for f in findings}) == 2
+    assert {f["target"].split("-test-double")[0] for f in findings} == {"wrong-gate-order-gru", "wrong-rb-dropped"}
+    cases, errors = load_paths(files)
+    assert not errors and len(cases) == 2
+    for case in cases:
+        s = case.shape
+        assert s["seq_length"] <= 2 and s["batch_size"] <= 2 and s["input_size"] <= 2 and case.hidden_size <= 2, \
+            case.describe()
+    for f in findings:
+        assert f"repro: {f['repro']}" in first.stdout.replace("\n", " ") or f["repro"] in first.stdout
+        repro = shlex.split(f["repro"])
+        assert repro[:2] == ["conformance", "run"]
+        run_out = tmp_path / ("run-" + f["signature"].split("/")[0])
+        conformance(*repro[1:], "--out", run_out, "-q", check=1)
+        (rec,) = read_results(run_out / "results.jsonl")
+        assert rec["verdict"] == f["verdict"] == "fail" and rec["target"] == f["target"]
+
+    assert any(p.is_file() for p in db.rglob("*")), "the hypothesis database keeps the search for next time"
+    again = conformance(*args, "--budget", "15s", "--seed", "2", check=0)
+    assert sorted(out.glob("*.yaml")) == files, again.stdout
+    assert "0 new findings" in again.stdout
+
+
+def test_a_crash_is_a_finding_and_the_campaign_goes_on(tmp_path):
+    targets = _targets("SegfaultOnBatch3", module="tests.fuzz_doubles")
+    (target,) = targets
+    scope = Scope(ops=("RNN",), dtypes=("float32",))
+    config = CampaignConfig(targets=targets, out_dir=tmp_path / "found", budget_s=25, jobs=2, seed=4, database=None,
+                            scope=scope)
+    result = Campaign(config).run()
+    crashes = [w for w in result.written if w.finding.verdict == "crash"]
+    assert len(crashes) == 1, [w.signature for w in result.written]
+    case = crashes[0].finding.case
+    assert case.shape["batch_size"] == 3 and case.shape["seq_length"] == 1 and case.hidden_size == 1
+    assert "SIGSEGV" in crashes[0].path.read_text()
+    counts = result.verdicts[target.id]
+    assert counts["crash"] >= 1 and counts["pass"] >= 10, dict(counts)   # the other cases were judged
+
+    # an expectations file that covers the crash makes it known: nothing new is written
+    expect = tmp_path / "expect.yaml"
+    expect.write_text('targets: "segfault-on-batch-3*"\nentries:\n  - cases: "fuzz/*"\n    verdict: crash\n'
+                      '    kind: known-bug\n    reason: a deliberate test double\n')
+    quiet = CampaignConfig(targets=targets, out_dir=tmp_path / "again", budget_s=20, jobs=2, seed=5, database=None,
+                           scope=scope, max_examples=40, expectations=Expectations.load([expect]))
+    second = Campaign(quiet).run()
+    assert second.written == [] and second.expected_by_target[target.id] >= 1
