@@ -15,26 +15,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from conformance import __version__
 from conformance.case import SCHEMA, load_paths
-from conformance.compare.tolerance import policies
 from conformance.gate import FAILING_VERDICTS, Baseline, Expectations, ExpectationsError, classify
 from conformance.report import terminal
 from conformance.run import Engine, Options, Pool, ResultStore, SelectError, compile_expression
 from conformance.run.ablation import ABLATED_VERDICTS, ablate
 from conformance.run.engine import write_run_info
-from conformance.runtimes import discover, plugin_targets
-from conformance.specs import SPECS
+from conformance.runtimes import discover
+from conformance.selection import check_tolerance, select_targets, specs_by_format
 
 DEFAULT_CASES = ("cases",)
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
-
-
-def _specs_by_format(spec_filter) -> dict:
-    out = {}
-    for name, spec in SPECS.items():
-        if spec_filter and not any(name == s or name.startswith(s) for s in spec_filter):
-            continue
-        out.setdefault(spec.format, []).append(name)
-    return out
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -81,28 +71,12 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
     paths = paths or tuple(Path(p) for p in DEFAULT_CASES if Path(p).exists())
     if not paths:
         raise click.UsageError("no case paths given and ./cases does not exist")
-    if tolerance_policy and tolerance_policy not in policies():
-        raise click.UsageError(f"--tolerance {tolerance_policy!r} is not a policy of policies.yaml; "
-                               f"known: {', '.join(policies())}")
+    check_tolerance(tolerance_policy)
     try:
         select = compile_expression(expr)
     except SelectError as exc:
         raise click.UsageError(str(exc)) from exc
-    specs_by_format = _specs_by_format(spec_filter)
-    if not specs_by_format:
-        raise click.UsageError(f"--spec {' '.join(spec_filter)} matches no spec; known: {', '.join(SPECS)}")
-    for path in plugins:  # an explicitly named plugin that cannot load is a usage error
-        try:
-            plugin_targets(path, specs_by_format)
-        except Exception as exc:
-            raise click.UsageError(f"--runtime-plugin {path}: {type(exc).__name__}: {exc}") from exc
-    targets, skipped = discover(specs_by_format, plugins, use_entry_points=not no_entry_points, runtimes=runtimes)
-    if runtimes:
-        targets = [t for t in targets if t.runtime in runtimes]
-    if devices:
-        targets = [t for t in targets if t.device in devices]
-    if not targets:
-        raise click.UsageError("no target matches the given --runtime/--device/--spec")
+    targets, skipped, _ = select_targets(spec_filter, plugins, runtimes, devices, not no_entry_points)
 
     try:
         expectations = Expectations.load(expectation_paths) if expectation_paths else None
@@ -178,7 +152,7 @@ def write_reports(records: list, info: dict, out_dir: Path, clusters) -> None:
 def list_(paths, expr, show_targets):
     """List the cases the corpus expands to (or the targets present), and any case-file errors."""
     if show_targets:
-        targets, skipped = discover(_specs_by_format(()), ())
+        targets, skipped = discover(specs_by_format(()), ())
         for t in targets:
             click.echo(t.id)
         for s in skipped:

@@ -87,36 +87,15 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, ops, dtypes, j
         raise click.UsageError("conformance fuzz needs hypothesis; Consider `pip install -e '.[test]'`") from exc
     from rich.console import Console
 
-    from conformance.cli import _specs_by_format
+    from conformance.selection import check_tolerance, select_targets
     from conformance.fuzz.display import LiveDisplay
     from conformance.fuzz.property import Campaign, CampaignConfig
     from conformance.fuzz.strategies import Scope
     from conformance.gate import Expectations, ExpectationsError
     from conformance.run.workers import cpu_count
-    from conformance.runtimes import discover, plugin_targets
-    from conformance.specs import SPECS
 
-    from conformance.compare.tolerance import policies
-    if tolerance_policy and tolerance_policy not in policies():
-        raise click.UsageError(f"--tolerance {tolerance_policy!r} is not a policy of policies.yaml; "
-                               f"Consider one of {', '.join(sorted(policies()))}")
-    specs_by_format = _specs_by_format(spec_filter)
-    if not specs_by_format:
-        raise click.UsageError(f"--spec {' '.join(spec_filter)} matches no spec; known: {', '.join(SPECS)}")
-    plugin_names = {}
-    for path in plugins:
-        try:
-            found = plugin_targets(path, specs_by_format)
-        except Exception as exc:
-            raise click.UsageError(f"--runtime-plugin {path}: {type(exc).__name__}: {exc}") from exc
-        plugin_names.update({t.runtime: path for t in found})
-    targets, skipped = discover(specs_by_format, plugins, use_entry_points=not no_entry_points, runtimes=runtimes)
-    if runtimes:
-        targets = [t for t in targets if t.runtime in runtimes]
-    if devices:
-        targets = [t for t in targets if t.device in devices]
-    if not targets:
-        raise click.UsageError("no target matches the given --runtime/--device/--spec")
+    check_tolerance(tolerance_policy)
+    targets, skipped, plugin_names = select_targets(spec_filter, plugins, runtimes, devices, not no_entry_points)
     try:
         expectations = Expectations.load(expectation_paths) if expectation_paths else None
     except ExpectationsError as exc:
