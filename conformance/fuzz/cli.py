@@ -86,6 +86,7 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, ops, dtypes, j
     except ImportError as exc:
         raise click.UsageError("conformance fuzz needs hypothesis; Consider `pip install -e '.[test]'`") from exc
     from rich.console import Console
+    from rich.markup import escape
 
     from conformance.selection import check_tolerance, select_targets
     from conformance.fuzz.display import LiveDisplay
@@ -108,7 +109,7 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, ops, dtypes, j
         max_examples=max_examples, shrink=not no_shrink, plugins=plugin_names, tolerance=tolerance_policy)
     console = Console()
     for s in skipped:
-        console.print(f"[yellow]skipped runtime[/] {s.runtime}: {s.reason}", highlight=False, markup=False)
+        console.print(f"[yellow]skipped runtime[/] {escape(s.runtime)}: {escape(s.reason)}", highlight=False)
     display = None if quiet else LiveDisplay(console, budget)
     campaign = Campaign(config, observer=display)
     if display:
