@@ -288,21 +288,11 @@ def _translate_sequence(spec: str, case: Case) -> Program:
 
     x = case.tensors["X"]
     feeds = {"input": np.ascontiguousarray(np.transpose(x, (1, 0, 2)) if batch_first and x.ndim == 3 else x)}
-    states = [n for n in ("initial_h", "initial_c") if n in case.tensors]
-    if case.op == "LSTM" and len(states) == 1:
-        missing = "initial_c" if states == ["initial_h"] else "initial_h"
-        notes.append(f"{missing} absent with {states[0]} present: torch.nn.LSTM takes (h0, c0) together; "
-                     f"{missing} fed as zeros (ONNX: absent means zeros)")
-    if states:
-        pairs = (("initial_h", "h0"), ("initial_c", "c0")) if case.op == "LSTM" else (("initial_h", "h0"),)
-        for name, feed in pairs:
-            arr = case.tensors.get(name)
-            if arr is None:
-                arr = np.zeros_like(case.tensors[states[0]])
-            if reverse_only and arr.ndim >= 1:
-                # torch's forward direction starts from zeros; a wrong leading axis stays wrong (2*d != 2)
-                arr = np.concatenate([np.zeros_like(arr), arr], axis=0)
-            feeds[feed] = np.ascontiguousarray(arr)
+    for feed, arr in _initial_states(case, notes, "torch.nn.LSTM takes (h0, c0) together"):
+        if reverse_only and arr.ndim >= 1:
+            # torch's forward direction starts from zeros; a wrong leading axis stays wrong (2*d != 2)
+            arr = np.concatenate([np.zeros_like(arr), arr], axis=0)
+        feeds[feed] = np.ascontiguousarray(arr)
     if packed:
         feeds["lengths"] = np.asarray(case.tensors["sequence_lens"])
 
@@ -315,6 +305,21 @@ def _translate_sequence(spec: str, case: Case) -> Program:
     return Program(spec=spec, format="torch", model=json.dumps(description).encode(), feeds=feeds,
                    outputs=[(names[n], n) for n in wanted], notes=notes, transforms=transforms,
                    extra={"state_dict": _state_dict(case, shift, cell=False)})
+
+
+def _initial_states(case: Case, notes: list, together: str):
+    """(feed name, canonical array) of the initial states to feed: none when the case has none; for
+    an LSTM with only one of them, the other as zeros (ONNX: absent means zeros), noted."""
+    states = [n for n in ("initial_h", "initial_c") if n in case.tensors]
+    if not states:
+        return []
+    if case.op == "LSTM" and len(states) == 1:
+        missing = "initial_c" if states == ["initial_h"] else "initial_h"
+        notes.append(f"{missing} absent with {states[0]} present: {together}; {missing} fed as zeros "
+                     f"(ONNX: absent means zeros)")
+    pairs = (("initial_h", "h0"), ("initial_c", "c0")) if case.op == "LSTM" else (("initial_h", "h0"),)
+    return [(feed, case.tensors[name] if name in case.tensors else np.zeros_like(case.tensors[states[0]]))
+            for name, feed in pairs]
 
 
 def _translate_cell(spec: str, case: Case) -> Program:
@@ -331,18 +336,8 @@ def _translate_cell(spec: str, case: Case) -> Program:
         notes.append(f"sequence_lens {np.asarray(lens).tolist()} (all 1 on one step): a cell has no lengths input")
     x = case.tensors["X"]
     feeds = {"input": np.ascontiguousarray(x[0] if x.ndim == 3 else x)}
-    states = [n for n in ("initial_h", "initial_c") if n in case.tensors]
-    if case.op == "LSTM" and len(states) == 1:
-        missing = "initial_c" if states == ["initial_h"] else "initial_h"
-        notes.append(f"{missing} absent with {states[0]} present: torch.nn.LSTMCell takes (h, c) together; "
-                     f"{missing} fed as zeros")
-    if states:
-        pairs = (("initial_h", "h0"), ("initial_c", "c0")) if case.op == "LSTM" else (("initial_h", "h0"),)
-        for name, feed in pairs:
-            arr = case.tensors.get(name)
-            if arr is None:
-                arr = np.zeros_like(case.tensors[states[0]])
-            feeds[feed] = np.ascontiguousarray(arr[0] if arr.ndim == 3 and arr.shape[0] == 1 else arr)
+    for feed, arr in _initial_states(case, notes, "torch.nn.LSTMCell takes (h, c) together"):
+        feeds[feed] = np.ascontiguousarray(arr[0] if arr.ndim == 3 and arr.shape[0] == 1 else arr)
     wanted = _wanted(case)
     names = {"Y": "h", "Y_h": "h", "Y_c": "c"}
     description["inputs"] = list(feeds)
