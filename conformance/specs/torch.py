@@ -146,6 +146,15 @@ def _vocabulary_reasons(case: Case) -> list[str]:
                        "program without it")
     if op == "LSTM" and "P" in case.tensors:
         reasons.append("peepholes P: torch.nn.LSTM has no peephole weights")
+    if not case.valid and "clip" in attrs:  # a valid case gets this reason from _semantic_reasons
+        reasons.append(f"clip={attrs['clip']!r}: torch does not clip gate inputs, so the case cannot be "
+                       f"written without dropping it")
+    if case.form == "cell":
+        leading = [f"{n} {list(a.shape)}" for n in ("W", "R", "B", "initial_h", "initial_c")
+                   if (a := case.tensors.get(n)) is not None and a.ndim >= 2 and a.shape[0] != 1]
+        if leading:
+            reasons.append(f"{', '.join(leading)}: a torch cell has no direction axis, so a leading axis "
+                           f"other than 1 cannot be written")
     for name, rank in (("W", 3), ("R", 3), ("B", 2)):
         arr = case.tensors.get(name)
         if arr is not None and arr.ndim != rank:
