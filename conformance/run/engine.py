@@ -95,20 +95,15 @@ class Engine:
         self.waiting = defaultdict(list)  # (case index, profile) -> [(target, program, outcome)]
 
     def pending_pairs(self):
+        """(case index, case, targets still to run) for every case with something left to run."""
         for ci, case in enumerate(self.cases):
-            todo = [t for t in self.targets if not self.store.is_done(case.id, t.id, case.digest)]
-            self.summary.skipped_pairs += len(self.targets) - len(todo)
+            digest = case.digest
+            todo = [t for t in self.targets if not self.store.is_done(case.id, t.id, digest)]
             if todo:
                 yield ci, case, todo
 
     def count_pending(self) -> int:
-        return sum(len(todo) for _, _, todo in self.pending_pairs_quiet())
-
-    def pending_pairs_quiet(self):
-        for ci, case in enumerate(self.cases):
-            todo = [t for t in self.targets if not self.store.is_done(case.id, t.id, case.digest)]
-            if todo:
-                yield ci, case, todo
+        return sum(len(todo) for _, _, todo in self.pending_pairs())
 
     def run(self, pool: Pool | None = None) -> RunSummary:
         """Run every pending pair. With ``pool`` (kept open, e.g. by the fuzzer or the ablation),
@@ -126,7 +121,9 @@ class Engine:
 
     def _jobs(self):
         """Jobs for every pending pair, made lazily: the oracle's first, then each target's."""
-        for ci, case, todo in self.pending_pairs():
+        pending = list(self.pending_pairs())
+        self.summary.skipped_pairs += len(self.cases) * len(self.targets) - sum(len(t) for _, _, t in pending)
+        for ci, case, todo in pending:
             yield from self._schedule(ci, case, todo)
 
     def _schedule(self, ci: int, case, todo):
