@@ -17,6 +17,19 @@ An entry may instead set a tolerance for the pairs it covers, naming its source:
         tolerance: {abs: 1.0e-3, rel: 1.0e-2, source: "vendor policy: fp16 kernels accumulate in fp16"}
         reason: our fp16 GRU accumulates in fp16 by design
 
+An entry may name what it knows by the cases' *features* (:mod:`conformance.case.features`)
+instead of, or as well as, their ids; it then covers any case with those features, a fuzzer's
+``fuzz/...`` case included. Each item is a feature (``*`` and ``?`` allowed) the case must have;
+an item that is a list needs one of its features::
+
+      - features: [P]                      # any case whose LSTM has peepholes
+        verdict: fail
+        kind: known-bug
+        reason: the ONNX frontend ignores the peephole input P
+      - features: [[act=Elu, act=Softsign, "act=*Relu"]]   # one of these activations
+        verdict: rejected
+        ...
+
 Such a pair is judged against that tolerance (the verdict records it as an override with the
 file:line). A failing verdict an entry covers is ``expected`` and does not fail the run; a passing pair an
 entry covers is ``fixed`` (reported, so the entry can go); an entry that covers nothing warns.
@@ -55,7 +68,7 @@ def _patterns(value) -> list[re.Pattern]:
 
 @dataclass
 class Entry:
-    cases: list
+    cases: list                     # patterns over case ids ("*" when the entry names features only)
     targets: list
     verdicts: tuple
     kind: str
@@ -64,10 +77,19 @@ class Entry:
     where: Where
     matched: int = 0
     tolerance: dict | None = None   # an override for the cases it covers: abs, rel, source
+    features: list = field(default_factory=list)   # [[pattern, ...], ...]: each needs one match
 
     def covers(self, record: dict) -> bool:
         return (any(p.match(record["case"]) for p in self.cases)
-                and any(p.match(record["target"]) for p in self.targets))
+                and any(p.match(record["target"]) for p in self.targets)
+                and self.has_features(record.get("features")))
+
+    def has_features(self, tokens) -> bool:
+        if not self.features:
+            return True
+        if tokens is None:
+            return False   # a record from before features were recorded
+        return all(any(p.match(t) for p in item for t in tokens) for item in self.features)
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "reason": self.reason, "link": self.link, "where": str(self.where)}
@@ -96,10 +118,10 @@ class Expectations:
     def unused(self) -> list[Entry]:
         return [e for e in self.entries if e.matched == 0 and e.tolerance is None]
 
-    def tolerance_for(self, case_id: str, target_id: str) -> dict | None:
+    def tolerance_for(self, case_id: str, target_id: str, features=()) -> dict | None:
         """The tolerance override of the first entry that sets one for this pair."""
         for entry in self.entries:
-            if entry.tolerance and entry.covers({"case": case_id, "target": target_id}):
+            if entry.tolerance and entry.covers({"case": case_id, "target": target_id, "features": features}):
                 return dict(entry.tolerance, where=str(entry.where))
         return None
 
@@ -135,23 +157,44 @@ def _load_file(path: Path) -> list[Entry]:
                 raise ExpectationsError(f"{where}: a tolerance override is {{abs, rel, source}} and must name "
                                         f"its source (a spec sentence or a named policy)")
             raw = dict(raw, kind=raw.get("kind", "spec-ambiguity"))
-        missing = [k for k in ("cases", "kind", "reason") if not raw.get(k)]
+        feature_items = _feature_items(raw.get("features"), where)
+        missing = [k for k in ("kind", "reason") if not raw.get(k)]
+        if not raw.get("cases") and not feature_items:
+            missing.insert(0, "cases (or features)")
         if missing:
             raise ExpectationsError(f"{where}: entry lacks {', '.join(missing)}; every known divergence "
-                                    f"needs the cases it covers, a kind and a reason")
+                                    f"needs the cases it covers (by id or by features), a kind and a reason")
         if raw["kind"] not in KINDS:
             raise ExpectationsError(f"{where}: kind {raw['kind']!r} is not one of {', '.join(KINDS)}")
-        unknown = set(raw) - {"cases", "targets", "verdict", "kind", "reason", "link", "tolerance"}
+        unknown = set(raw) - {"cases", "features", "targets", "verdict", "kind", "reason", "link", "tolerance"}
         if unknown:
-            raise ExpectationsError(f"{where}: unknown key(s) {sorted(unknown)}; Consider cases, targets, "
-                                    f"verdict, kind, reason, link")
+            raise ExpectationsError(f"{where}: unknown key(s) {sorted(unknown)}; Consider cases, features, "
+                                    f"targets, verdict, kind, reason, link")
         verdict = raw.get("verdict", ())
         entries.append(Entry(
-            cases=_patterns(raw["cases"]), targets=_patterns(raw.get("targets", file_targets)),
+            cases=_patterns(raw.get("cases") or "*"), targets=_patterns(raw.get("targets", file_targets)),
             verdicts=tuple([verdict] if isinstance(verdict, str) else verdict), kind=raw["kind"],
             reason=" ".join(str(raw["reason"]).split()), link=str(raw.get("link", "")), where=where,
-            tolerance=tolerance))
+            tolerance=tolerance, features=feature_items))
     return entries
+
+
+def _feature_items(value, where) -> list:
+    """``features`` as a list of items, each a list of patterns of which one must match."""
+    if value is None:
+        return []
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not items:
+        raise ExpectationsError(f"{where}: features is a list of features (or of lists of alternatives)")
+    out = []
+    for item in items:
+        alternatives = [item] if isinstance(item, str) else item
+        if (not isinstance(alternatives, list) or not alternatives
+                or not all(isinstance(a, str) and a.strip() for a in alternatives)):
+            raise ExpectationsError(f"{where}: a features item is a feature such as `P` or `act=Elu`, or a "
+                                    f"list of them (one must be present); got {item!r}")
+        out.append([glob_to_regex(a.strip()) for a in alternatives])
+    return out
 
 
 def target_key(target_id: str) -> str:

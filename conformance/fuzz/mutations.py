@@ -1,7 +1,8 @@
-"""Invalid cases: a valid case with exactly one constraint broken, and a checker that names the
-constraints a canonical case breaks.
+"""Invalid cases: a valid case with exactly one constraint broken. The checker that names the
+constraints a case breaks, :func:`~conformance.case.features.broken_constraints`, is re-exported.
 
-The constraints (ONNX RNN/GRU/LSTM, the inputs section and the attributes' allowed values):
+The constraints a mutation breaks (ONNX RNN/GRU/LSTM, the inputs section and the attributes'
+allowed values; the checker also knows ``layout`` and ``attribute:<name>``, which the corpus breaks):
 
 | id | constraint |
 |---|---|
@@ -26,9 +27,9 @@ import numpy as np
 from hypothesis import event
 from hypothesis import strategies as st
 
+from conformance.case.features import broken_constraints  # noqa: F401 - the checker of what a mutation breaks
 from conformance.case.model import Case
-from conformance.case.vocabulary import (ACTIVATIONS_PER_DIRECTION, DEFAULT_ACTIVATIONS, DIRECTIONS, GATES,
-                                          canonical_activation, input_shapes)
+from conformance.case.vocabulary import (ACTIVATIONS_PER_DIRECTION, DEFAULT_ACTIVATIONS, DIRECTIONS, GATES)
 
 MUTATIONS = ("shape", "hidden_size", "direction", "activations_count", "activation_unknown",
              "sequence_lens_range", "missing_input")
@@ -111,46 +112,3 @@ def expected_constraint(case: Case) -> str:
         "activations_count": "activations.count", "activation_unknown": "activations.unknown",
         "sequence_lens_range": "sequence_lens.range", "missing_input": f"required:{p.get('mutation.input')}",
     }.get(kind, "")
-
-
-def broken_constraints(case: Case) -> list[str]:
-    """The ids of the constraints ``case`` breaks (an empty list for a valid case)."""
-    op, a, t = case.op, case.attributes, case.tensors
-    broken = [f"required:{n}" for n in ("X", "W", "R") if n not in t]
-    direction = a.get("direction", "forward")
-    if direction in DIRECTIONS:
-        D = 2 if direction == "bidirectional" else 1
-    else:
-        broken.append("direction")
-        D = t["W"].shape[0] if "W" in t and t["W"].ndim == 3 else 1
-    H = a.get("hidden_size")
-    if not isinstance(H, int) or isinstance(H, bool) or H < 1:
-        broken.append("hidden_size")
-    if "R" in t and t["R"].ndim == 3:
-        made_for = int(t["R"].shape[2])
-        if made_for != H and "hidden_size" not in broken:
-            broken.append("hidden_size")
-        H = made_for
-    elif not isinstance(H, int) or H < 1:
-        H = 1
-    if "X" in t and t["X"].ndim == 3:
-        S, B, I = map(int, t["X"].shape)  # noqa: E741
-    else:
-        S, B, I = case.shape["seq_length"], case.shape["batch_size"], case.shape["input_size"]  # noqa: E741
-    shapes = input_shapes(op, H, "bidirectional" if D == 2 else "forward", {"seq_length": S, "batch_size": B,
-                                                                           "input_size": I})
-    for name, arr in t.items():
-        if name != "X" and tuple(arr.shape) != shapes.get(name):
-            broken.append(f"shape:{name}")
-    lens = t.get("sequence_lens")
-    if lens is not None and "shape:sequence_lens" not in broken and lens.size:
-        if int(lens.min()) < 0 or int(lens.max()) > S:
-            broken.append("sequence_lens.range")
-    names = a.get("activations")
-    if names is not None:
-        if any(canonical_activation(n) is None for n in names):
-            broken.append("activations.unknown")
-        per = ACTIVATIONS_PER_DIRECTION[op]
-        if len(names) not in (per, per * D):
-            broken.append("activations.count")
-    return broken

@@ -37,8 +37,9 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from conformance.compare import FAILING
 from conformance.fuzz.reproducer import FindingIndex, Known, case_document, file_name, render, repro_command
-from conformance.fuzz.signature import case_tokens, origin, signature
-from conformance.fuzz.strategies import Scope, draw_case
+from conformance.fuzz.reduce import reduce_case
+from conformance.fuzz.signature import case_tokens, cause, origin, signature
+from conformance.fuzz.strategies import Scope, draw_case, with_id
 from conformance.gate import classify
 from conformance.run import Engine, MemoryStore, Options, Pool
 
@@ -74,10 +75,15 @@ class Finding:
     tokens: frozenset
     case: object
     records: list
+    removed: tuple = ()        # features taken away after shrinking (conformance.fuzz.reduce)
+
+    @property
+    def cause(self) -> frozenset:
+        return cause(self.verdict, self.tokens)
 
     @property
     def signature(self) -> str:
-        return signature(self.origin, self.tokens)
+        return signature(self.origin, self.cause)
 
     @property
     def verdict(self) -> str:
@@ -119,18 +125,21 @@ class Examiner:
     def seen(self, case) -> bool:
         return case.digest in self.cache
 
-    def examine(self, case) -> list[dict]:
+    def examine(self, case, targets=None) -> list[dict]:
+        """The records of ``case`` on every target (or on ``targets``, a subset: not remembered)."""
         key = case.digest
-        if key in self.cache:
+        if targets is None and key in self.cache:
             self.cache.move_to_end(key)
             return self.cache[key]
         store = MemoryStore(self.workdir)
         start = time.perf_counter()
         with np.errstate(all="ignore"):   # judging a wild output is not a warning, it is a verdict
-            Engine([case], self.targets, store, self.options, gate=self.gate).run(self.pool)
+            Engine([case], targets or self.targets, store, self.options, gate=self.gate).run(self.pool)
         self.busy_s += time.perf_counter() - start
         self.runs += 1
         shutil.rmtree(self.workdir / "programs", ignore_errors=True)
+        if targets is not None:
+            return store.records
         self.cache[key] = store.records
         if len(self.cache) > self.memory:
             self.cache.popitem(last=False)
@@ -173,6 +182,8 @@ class CampaignResult:
     superseded: list = field(default_factory=list)   # (path, by path, removed) of redundant findings
     first_new_at: dict = field(default_factory=dict)     # origin -> (examples, s) when first seen new
     first_failure_at: dict = field(default_factory=dict) # target id -> (examples, s) of its first finding verdict
+    expected_by_entry: Counter = field(default_factory=Counter)              # "file:line reason" -> verdicts
+    reduction_runs: int = 0                  # cases run to take features away from shrunk findings
     seed: int = 0
     chunks: int = 0
     interrupted: bool = False
@@ -247,6 +258,8 @@ class Campaign:
             if rec.get("gate") == "expected":
                 if count:
                     self.result.expected_by_target[rec["target"]] += 1
+                    entry = rec.get("expected") or {}
+                    self.result.expected_by_entry[f"{entry.get('where', '?')}: {entry.get('reason', '')}"] += 1
                 continue
             groups.setdefault(origin(rec, case), []).append(rec)
         if not groups:
@@ -338,7 +351,8 @@ class Campaign:
             if foreign:
                 raise
         for key, found in self._seen.items():
-            self._write(self._final.get(key, found))
+            found = self._final.get(key, found)
+            self._write(self._reduce(found) if self.config.shrink else found)
         if self.observer:
             self.observer.chunk(self)
 
@@ -346,6 +360,27 @@ class Campaign:
         def differential_property(data):
             self._property(data)
         return differential_property
+
+    def _reduce(self, finding: Finding) -> Finding:
+        """The finding with every feature removed that it does not need, checked on its targets."""
+        if self.index.covering(finding.origin, finding.tokens):
+            return finding
+        ids = {r["target"] for r in finding.records}
+        targets = [t for t in self.config.targets if t.id in ids]
+
+        def failing(case):
+            return [r for r in self.examiner.examine(case, targets)
+                    if r["verdict"] in FINDING_VERDICTS and r.get("gate") != "expected"
+                    and origin(r, case) == finding.origin]
+
+        reduced = reduce_case(finding.case, lambda c: bool(failing(c)), with_id)
+        self.result.reduction_runs += reduced.tried
+        if not reduced.removed:
+            return finding
+        records = failing(reduced.case)
+        if not records:   # not reproducible (a flaky runtime): keep what hypothesis found
+            return finding
+        return Finding(finding.origin, case_tokens(reduced.case), reduced.case, records, tuple(reduced.removed))
 
     def _write(self, finding: Finding) -> None:
         sig = finding.signature
@@ -365,9 +400,11 @@ class Campaign:
         header = ["Minimized by `conformance fuzz`; reproduce with:", f"  {repro}",
                   "The draws that made it (hypothesis labels; values of absent inputs are drawn but unused):"]
         header += _wrap([f"{k}={v!r}" for k, v in case.params.items()])
+        if finding.removed:
+            header.append(f"then reduced, keeping the failure, by: {', '.join(finding.removed)} (conformance.fuzz.reduce)")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(render(doc, header), encoding="utf-8")
-        self.index.add(Known(sig, finding.origin, finding.tokens, path))
+        self.index.add(Known.of(sig, case, path))
         written = Written(path, sig, finding, repro, self.result.first_new_at.get(finding.origin, ()),
                           self._elapsed())
         self._supersede(written)
@@ -380,9 +417,9 @@ class Campaign:
         """A finding that needs fewer features makes the ones of its origin needing more redundant
         (hypothesis may first settle on a local minimum, e.g. {B} at S=1 before {} at S=2): those
         written by this campaign are removed; older ones are listed for the user to remove."""
+        mine_new = self.index.by_signature[new.signature]
         for known in list(self.index.by_signature.values()):
-            if (known.signature == new.signature or known.origin != new.finding.origin
-                    or not new.finding.tokens < known.tokens):
+            if not mine_new.supersedes(known):
                 continue
             mine = [w for w in self.result.written if w.signature == known.signature]
             if mine:
@@ -395,10 +432,11 @@ class Campaign:
 def _finding_text(finding: Finding) -> str:
     r = finding.records[0]
     tokens = ", ".join(sorted(finding.tokens)) or "no optional feature"
+    needs = ", ".join(sorted(finding.cause)) or f"nothing optional (the plain {finding.case.op} path)"
     first = r["message"].splitlines()[0] if r["message"] else ""
     first = first if len(first) <= 240 else first[:240] + " …"
     return (f"Fuzzer finding: {r['target']} gave `{r['verdict']}` on {finding.case.describe()} "
-            f"(features: {tokens}). {first} (the whole message is in finding.message)")
+            f"(features: {tokens}; the finding needs: {needs}). {first} (the whole message is in finding.message)")
 
 
 def _wrap(items: list[str], width: int = 96) -> list[str]:

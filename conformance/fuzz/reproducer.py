@@ -15,7 +15,7 @@ import yaml
 
 from conformance.case.model import Case
 from conformance.case.vocabulary import OUTPUTS
-from conformance.fuzz.signature import case_tokens, origin_of_signature, signature_hash
+from conformance.fuzz.signature import generalize, parse_signature, signature_hash, violated
 
 ATTRIBUTE_ORDER = ("hidden_size", "direction", "activations", "activation_alpha", "activation_beta", "clip",
                    "linear_before_reset", "input_forget", "layout")
@@ -105,15 +105,41 @@ def repro_command(path: Path, records: list[dict], plugins: dict) -> str:
 
 @dataclass
 class Known:
+    """A written finding, as the index compares examples with it."""
+
     signature: str
-    origin: tuple
-    tokens: frozenset
+    key: str                   # runtime key
+    verdict: str
+    scope: str                 # the op, or "*" for every op
+    violated: tuple            # the constraints an accepted invalid case breaks, else ()
+    cause: frozenset           # generalized features the finding needs
     path: Path
+    op: str = ""               # the op of the case it was found with
+
+
+    @classmethod
+    def of(cls, sig: str, case, path: Path) -> "Known":
+        key, verdict, scope, cause = parse_signature(sig)
+        return cls(sig, key, verdict, scope, violated(case) if verdict == "accepted-invalid" else (), cause,
+                   Path(path), case.op)
+
+    def covers(self, origin_key: tuple, tokens) -> bool:
+        """Whether this finding subsumes an example of that origin with these features."""
+        key, verdict, op = origin_key[:3]
+        return (key == self.key and verdict == self.verdict and tuple(origin_key[3:]) == self.violated
+                and self.scope in ("*", op) and self.cause <= generalize(tokens))
+
+    def supersedes(self, other: "Known") -> bool:
+        """Whether this finding makes ``other`` redundant: the same origin (for every op, or for the
+        op other was found with), and a cause that needs no more features than other's."""
+        return (self.signature != other.signature
+                and (self.key, self.verdict, self.violated) == (other.key, other.verdict, other.violated)
+                and self.scope in ("*", other.scope, other.op) and self.cause <= other.cause)
 
 
 @dataclass
 class FindingIndex:
-    """The findings in a folder (``finding:`` in a case file), by signature and by origin."""
+    """The findings in a folder (``finding:`` in a case file), by signature."""
 
     folder: Path
     by_signature: dict = field(default_factory=dict)
@@ -138,18 +164,20 @@ class FindingIndex:
             if errors or len(cases) != 1:
                 index.problems.append(f"{path}: " + "; ".join(map(str, errors)) if errors else f"{path}: not one case")
                 continue
-            case = cases[0]
-            sig = str(finding["signature"])
-            index.add(Known(sig, origin_of_signature(sig, case), case_tokens(case), path))
+            try:
+                index.add(Known.of(str(finding["signature"]), cases[0], path))
+            except ValueError:
+                index.problems.append(f"{path}: finding.signature {finding['signature']!r} is not "
+                                      f"runtime|verdict|op|features")
         return index
 
     def add(self, known: Known) -> None:
         self.by_signature[known.signature] = known
 
     def covering(self, origin_key: tuple, tokens) -> Known | None:
-        """The written finding that subsumes an example of this origin with these tokens, if any."""
+        """The written finding that subsumes an example of this origin with these features, if any."""
         for known in self.by_signature.values():
-            if known.origin == tuple(origin_key) and known.tokens <= set(tokens):
+            if known.covers(origin_key, tokens):
                 return known
         return None
 

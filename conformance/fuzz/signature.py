@@ -1,116 +1,52 @@
-"""What makes two findings the same: a signature, from the target without versions, the verdict,
-the op and the case's *features* (the attributes that matter).
+"""What makes two findings the same: a signature, from the target without versions or
+configuration, the verdict and the *cause*: the features the finding needs.
 
-A feature is a token such as ``reverse``, ``clip``, ``act=ThresholdedRelu``, ``dtype=float16``,
-``sequence_lens=partial``, ``subnormal`` or, for an invalid case, the constraint it breaks
-(``violates=shape:W``). A bidirectional case has both ``reverse`` and ``bidirectional`` (it has a
-reverse pass), so a finding that needs a reverse pass covers bidirectional examples too; likewise a
-zero length is also ``sequence_lens=partial``. Only non-default choices are tokens; since the
-strategies draw every feature so that it shrinks toward its default, a minimized case carries the
-tokens its failure needs (and, where hypothesis settles on a local minimum, a finding that needs
-fewer found later supersedes it: see ``Campaign._supersede``).
+Features are :mod:`conformance.case.features`' tokens (``reverse``, ``clip``, ``act=Elu``,
+``dtype=float16``, ``violates=shape:W`` ...). A finding's cause is the feature set of its case after
+hypothesis shrank it and :mod:`conformance.fuzz.reduce` took away every feature whose removal kept
+it failing, generalized so that one divergence is one finding:
 
-De-duplication then has two levels:
+- an activation's name becomes ``act`` ("a non-default activation"): a runtime that refuses Elu
+  refuses Softsign for the same reason, and the file lists the name it was found with;
+- an accepted invalid case's cause is the constraint it breaks (a missing check), with its form;
+- the op stays out of the signature unless the cause is empty (a plain-path divergence is one
+  op's kernel; a feature the runtime mishandles is usually mishandled by all three ops);
+- the runtime key drops the version, the spec version (one kernel shows at every opset) and the
+  configuration (OpenVINO's default and pinned precision), and keeps the spec family, since
+  OpenVINO's IR and its ONNX frontend are different code.
 
-- *origin* ``(runtime key, verdict, op[, violated constraint of an accepted invalid case])``: the
-  failure hypothesis shrinks as one bug (one exception type per origin);
-- *signature*: origin plus the minimized case's tokens; one regression file per signature.
+De-duplication has two levels:
 
-An example whose failure has the origin of a written finding and carries at least that finding's
-tokens is *known* (the finding subsumes it), so a campaign does not report one bug a thousand
-times, and a second campaign does not write it again.
+- *origin* ``(runtime key, verdict, op[, violated constraints of an accepted invalid case])``: what
+  hypothesis shrinks as one bug (one exception type per origin);
+- *signature* ``runtime key|verdict|op or *|cause``: one regression file each.
+
+An example is *known* when a written finding has its runtime key, verdict (and violated
+constraints), its op unless the finding's scope is ``*``, and a cause within the example's
+generalized features; a campaign then does not report one divergence a thousand times, and the
+next campaign does not write it again.
 """
 
 from __future__ import annotations
 
 import hashlib
 
-import numpy as np
 
-from conformance.case.vocabulary import DEFAULT_ACTIVATIONS, OUTPUTS
-from conformance.fuzz import values as V
+from conformance.case.features import broken_constraints, features
 from conformance.specs import SPECS
 
 
 def runtime_key(record: dict) -> str:
-    """A target without the runtime's version, and with the spec's family instead of its version:
-    ``onnxruntime-1.32.0/CPU@onnx-14`` -> ``onnxruntime/CPU@onnx``. One bug in one kernel shows at
-    every opset; the family stays, since OpenVINO's IR and its ONNX frontend are different code."""
+    """A target without the runtime's version or configuration, and with the spec's family instead
+    of its version: ``openvino-2026.4.1/CPU/precision=pinned@onnx-14`` -> ``openvino/CPU@onnx``."""
     spec = record["spec"]
     family = SPECS[spec].family if spec in SPECS else spec
-    config = "" if record.get("config", "default") == "default" else f"/{record['config']}"
-    return f"{record['runtime']}/{record.get('device', 'default')}{config}@{family}"
+    return f"{record['runtime']}/{record.get('device', 'default')}@{family}"
 
 
 def case_tokens(case) -> frozenset[str]:
-    """The case's non-default features, from its content alone (so a case read back from its
-    regression file has the same tokens)."""
-    a, t = case.attributes, case.tensors
-    tokens = set()
-    if case.form != "sequence":
-        tokens.add(f"form={case.form}")
-    direction = a.get("direction", "forward")
-    if direction in ("reverse", "bidirectional"):
-        tokens.add("reverse")            # a pass that walks time backwards (bidirectional has one too)
-    if direction == "bidirectional":
-        tokens.add("bidirectional")
-    elif direction not in ("forward", "reverse"):
-        tokens.add(f"direction={direction}")
-    if case.dtype != "float32":
-        tokens.add(f"dtype={case.dtype}")
-    for name in ("B", "initial_h", "initial_c", "P"):
-        if name in t:
-            tokens.add(name)
-    lens = t.get("sequence_lens")
-    if lens is not None and np.ndim(lens) == 1:
-        S = case.shape["seq_length"]
-        tokens.add("sequence_lens=full" if np.all(lens == S) else "sequence_lens=partial")
-        if np.any(lens == 0):
-            tokens.add("zero_length")
-    names = a.get("activations")
-    if names:
-        defaults = DEFAULT_ACTIVATIONS.get(case.op, ())
-        per = len(defaults) or 1
-        for k, name in enumerate(names):
-            if k // per < 2 and defaults and name != defaults[k % per]:
-                tokens.add(f"act={name}")
-        if (a.get("direction") == "bidirectional" and len(names) == 2 * per
-                and list(names[:per]) != list(names[per:])):
-            tokens.add("per_direction_activations")
-    for key in ("activation_alpha", "activation_beta", "clip"):
-        if key in a:
-            tokens.add(key)
-    if a.get("linear_before_reset"):
-        tokens.add("linear_before_reset")
-    if a.get("input_forget"):
-        tokens.add("input_forget")
-    if a.get("layout", 0) != 0:
-        tokens.add(f"layout={a['layout']}")
-    if case.outputs and tuple(case.outputs) != OUTPUTS.get(case.op):
-        tokens.add("outputs=" + "+".join(case.outputs))
-    tokens |= _value_tokens(case)
-    if not case.valid:
-        from conformance.fuzz.mutations import broken_constraints
-        tokens |= {f"violates={c}" for c in broken_constraints(case)}
-    return frozenset(tokens)
-
-
-def _value_tokens(case) -> set[str]:
-    out = set()
-    try:
-        fi = V.finfo(case.dtype)
-    except KeyError:
-        return out
-    tiny, big = float(fi.smallest_normal), 8.0
-    for name, arr in case.tensors.items():
-        if name == "sequence_lens":
-            continue
-        v = np.abs(np.asarray(arr, dtype=np.float64))
-        if np.any((v > 0) & (v < tiny)):
-            out.add("subnormal")
-        if np.any(v > big):
-            out.add("large")
-    return out
+    """The case's features (:func:`conformance.case.features.features`)."""
+    return features(case)
 
 
 def origin(record: dict, case) -> tuple:
@@ -126,27 +62,36 @@ def _violated_for(verdict: str, case) -> tuple:
 
 
 def violated(case) -> tuple:
-    if case.valid:
-        return ()
-    from conformance.fuzz.mutations import broken_constraints
-    return tuple(broken_constraints(case))
+    return () if case.valid else tuple(broken_constraints(case))
 
 
-def origin_of_signature(sig: str, case) -> tuple:
-    """The origin a written finding's signature records (the case gives the violated constraints)."""
-    key, verdict, op = sig.split("|")[:3]
-    return (key, verdict, op) + _violated_for(verdict, case)
+def generalize(tokens) -> frozenset[str]:
+    """Features with activation names folded into ``act``."""
+    return frozenset("act" if t.startswith("act=") else t for t in tokens)
 
 
-def signature(origin_key: tuple, tokens) -> str:
+def cause(verdict: str, tokens) -> frozenset[str]:
+    """The generalized cause of a finding whose (reduced) case has these features."""
+    if verdict == "accepted-invalid":
+        return frozenset(t for t in tokens if t.startswith(("violates=", "form=")))
+    return generalize(tokens)
+
+
+def signature(origin_key: tuple, cause_tokens) -> str:
     key, verdict, op = origin_key[:3]
-    return f"{key}|{verdict}|{op}|{','.join(sorted(tokens)) or 'plain'}"
+    scope = "*" if cause_tokens else op
+    return f"{key}|{verdict}|{scope}|{','.join(sorted(cause_tokens)) or 'plain'}"
+
+
+def parse_signature(sig: str) -> tuple[str, str, str, frozenset]:
+    """(runtime key, verdict, op or ``*``, cause) of a signature; one written before configurations
+    were merged (``.../precision=pinned@...``) reads as the merged key."""
+    key, verdict, scope, toks = sig.split("|", 3)
+    head, at, family = key.rpartition("@")
+    runtime_device = "/".join(head.split("/")[:2])
+    tokens = frozenset() if toks == "plain" else frozenset(toks.split(","))
+    return f"{runtime_device}@{family}", verdict, scope, cause(verdict, tokens)
 
 
 def signature_hash(sig: str) -> str:
     return hashlib.sha256(sig.encode()).hexdigest()[:8]
-
-
-def subsumes(finding_tokens, example_tokens) -> bool:
-    """A finding covers an example of its origin that has every feature the finding needed."""
-    return set(finding_tokens) <= set(example_tokens)

@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conformance.case.features import features
 from conformance.compare import FAILING, for_case, judge_outputs
 from conformance.run.workers import Job, Pool
 from conformance.specs import SPECS, NotExpressible
@@ -72,6 +73,7 @@ def base_record(case, target) -> dict:
         "line": case.source.line if case.source else None,
         "op": case.op, "form": case.form, "dtype": case.dtype, "expect": case.expect,
         "clause": list(case.clause), "summary": case.describe(), "description": case.description,
+        "features": sorted(features(case)),
         "attributes": case.attributes, "shape": case.shape,
         "inputs": {name: list(arr.shape) for name, arr in case.tensors.items()},
         "semantics": SPECS[target.spec].semantics if target.spec in SPECS else "",
@@ -84,7 +86,7 @@ def base_record(case, target) -> dict:
 class Engine:
     def __init__(self, cases, targets, store, options: Options, progress=None, gate=None, overrides=None):
         self.gate = gate                  # record -> gate fields (conformance.gate.classify)
-        self.overrides = overrides        # (case id, target id) -> tolerance override dict | None
+        self.overrides = overrides        # (case id, target id, features) -> tolerance override dict | None
         self.cases = cases
         self.targets = targets
         self.store = store
@@ -198,7 +200,7 @@ class Engine:
             return self._record(case, target, prog, "error", f"oracle failed: {oracle.error}", extra)
         res = oracle.value
         tol = for_case(case, self.opt.tolerance,
-                       self.overrides(case.id, target.id) if self.overrides else None)
+                       self.overrides(case.id, target.id, features(case)) if self.overrides else None)
         j = judge_outputs(case, prog, outcome.value, res, tol)
         extra.update({
             "max_abs_err": j.max_abs_err, "max_rel_err": j.max_rel_err, "max_ulp": j.max_ulp,
