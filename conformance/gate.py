@@ -19,8 +19,9 @@ An entry may instead set a tolerance for the pairs it covers, naming its source:
 
 An entry may name what it knows by the cases' *features* (:mod:`conformance.case.features`)
 instead of, or as well as, their ids; it then covers any case with those features, a fuzzer's
-``fuzz/...`` case included. Each item is a feature (``*`` and ``?`` allowed) the case must have;
-an item that is a list needs one of its features::
+``fuzz/...`` case included. Each item is a feature (``*`` and ``?`` allowed, letter case ignored)
+the case must have; an item that is a list needs one of its features; an item ``"!name"`` needs
+the case not to have it::
 
       - features: [P]                      # any case whose LSTM has peepholes
         verdict: fail
@@ -29,7 +30,11 @@ an item that is a list needs one of its features::
       - features: [[act=Elu, act=Softsign, "act=*Relu"]]   # one of these activations
         verdict: rejected
         ...
+      - features: [act=ThresholdedRelu, "!activation_alpha"]
 
+A class named by features has members that do not diverge (an LSTM whose P is all zeros): a
+passing pair such an entry covers is ``ok``, not ``fixed``, and the entry is stale (warned of)
+when it covers no failing pair at all.
 Such a pair is judged against that tolerance (the verdict records it as an override with the
 file:line). A failing verdict an entry covers is ``expected`` and does not fail the run; a passing pair an
 entry covers is ``fixed`` (reported, so the entry can go); an entry that covers nothing warns.
@@ -77,7 +82,7 @@ class Entry:
     where: Where
     matched: int = 0
     tolerance: dict | None = None   # an override for the cases it covers: abs, rel, source
-    features: list = field(default_factory=list)   # [[pattern, ...], ...]: each needs one match
+    features: list = field(default_factory=list)   # [(negated, [pattern, ...]), ...]: each needs one match
 
     def covers(self, record: dict) -> bool:
         return (any(p.match(record["case"]) for p in self.cases)
@@ -89,7 +94,7 @@ class Entry:
             return True
         if tokens is None:
             return False   # a record from before features were recorded
-        return all(any(p.match(t) for p in item for t in tokens) for item in self.features)
+        return all(negated != any(p.match(t) for p in item for t in tokens) for negated, item in self.features)
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "reason": self.reason, "link": self.link, "where": str(self.where)}
@@ -110,8 +115,10 @@ class Expectations:
         for entry in self.entries:
             if entry.tolerance is not None:
                 continue  # a tolerance entry changes how pairs are judged, not whether a failure is known
-            if entry.covers(record) and (not entry.verdicts or record["verdict"] in entry.verdicts
-                                         or record["verdict"] not in FAILING_VERDICTS):
+            failing = record["verdict"] in FAILING_VERDICTS
+            if entry.features and not failing:
+                continue  # a feature class has members that pass; they are not "fixed"
+            if entry.covers(record) and (not entry.verdicts or record["verdict"] in entry.verdicts or not failing):
                 return entry
         return None
 
@@ -180,7 +187,7 @@ def _load_file(path: Path) -> list[Entry]:
 
 
 def _feature_items(value, where) -> list:
-    """``features`` as a list of items, each a list of patterns of which one must match."""
+    """``features`` as a list of items (negated, patterns): one of the patterns must match (none, if negated)."""
     if value is None:
         return []
     items = [value] if isinstance(value, str) else value
@@ -188,12 +195,13 @@ def _feature_items(value, where) -> list:
         raise ExpectationsError(f"{where}: features is a list of features (or of lists of alternatives)")
     out = []
     for item in items:
-        alternatives = [item] if isinstance(item, str) else item
+        negated = isinstance(item, str) and item.startswith("!")
+        alternatives = [item[1:] if negated else item] if isinstance(item, str) else item
         if (not isinstance(alternatives, list) or not alternatives
                 or not all(isinstance(a, str) and a.strip() for a in alternatives)):
-            raise ExpectationsError(f"{where}: a features item is a feature such as `P` or `act=Elu`, or a "
-                                    f"list of them (one must be present); got {item!r}")
-        out.append([glob_to_regex(a.strip()) for a in alternatives])
+            raise ExpectationsError(f"{where}: a features item is a feature such as `P` or `act=Elu`, a "
+                                    f"list of them (one must be present) or `!feature`; got {item!r}")
+        out.append((negated, [re.compile(glob_to_regex(a.strip()).pattern, re.IGNORECASE) for a in alternatives]))
     return out
 
 

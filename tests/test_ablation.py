@@ -29,3 +29,20 @@ def test_no_ablation_flag_writes_no_clusters(tmp_path):
                 "onnx-14", "--runtime", "ignores-clip", "--runtime-plugin", "tests.plugins:IgnoresClip",
                 "--out", out, "-q", "--no-ablation", check=1)
     assert not (out / "clusters.json").exists()
+
+
+def test_one_cause_is_one_cluster_whatever_the_values(tmp_path):
+    """Clip values and activation names do not split a cause: onnx.reference ignores both clip and
+    the activations attribute, and each is one cluster naming the activations it was seen with."""
+    out = tmp_path / "out"
+    conformance("run", ROOT / "cases" / "gru" / "clip.yaml", ROOT / "cases" / "gru" / "activations.yaml",
+                "--spec", "onnx-22", "--runtime", "onnx-reference", "--out", out, "-q", check=1)
+    clusters = json.loads((out / "clusters.json").read_text())
+    causes = [c["cause"] for c in clusters]
+    assert len(causes) == len(set(causes))
+    (clip,) = [c for c in clusters if c["features"] == ["clip"]]
+    assert clip["cause"] == "fails whenever clip is set"
+    assert {"clip=0.5", "clip=2.0"} <= {part for cid in clip["cases"] for part in cid.split("[")[1].split(",")}
+    (acts,) = [c for c in clusters if c["features"] == ["activations"]]
+    assert acts["cause"].startswith("fails whenever non-default activations are used (seen with ")
+    assert len(acts["activations"]) >= 4 and "Softsign" in acts["activations"]

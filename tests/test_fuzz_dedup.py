@@ -212,3 +212,26 @@ def test_a_reduced_finding_is_written_once_with_what_it_needs(tmp_path):
     other = dataclasses.replace(case, op="GRU")
     campaign._write(Finding(origin(dict(record, config="precision=pinned"), other), features(case), other, [record]))
     assert len(campaign.result.written) == 1      # the pinned configuration's copy is the same finding
+
+
+def test_the_shipped_expectations_know_the_runtimes_divergences_by_feature():
+    shipped = Expectations.load([ROOT / "expectations"])
+
+    def gate(target, verdict, tokens, case="fuzz/lstm-0123456789"):
+        return classify({"case": case, "target": target, "verdict": verdict, "features": tokens}, shipped)["gate"]
+
+    ov = "openvino-2026.4.1/CPU/precision=pinned@onnx-14"
+    assert gate(ov, "fail", ["P", "B"]) == "expected"                  # ignores peepholes
+    assert gate(ov, "rejected", ["act=Softsign"]) == "expected"        # only relu/sigmoid/tanh
+    assert gate(ov, "rejected", ["act=Relu"]) == "new"
+    assert gate(ov, "fail", ["clip"]) == "new"
+    ort = "onnxruntime-1.32.0/CPU@onnx-22"
+    assert gate(ort, "fail", ["act=ThresholdedRelu"]) == "expected"
+    assert gate(ort, "fail", ["act=ThresholdedRelu", "activation_alpha"]) == "new"   # "!activation_alpha"
+    assert gate(ort, "rejected", ["activation_spelling"], case="fuzz/rnn-0123456789") == "expected"
+    assert gate(ort, "rejected", ["activation_spelling"], case="fuzz/gru-0123456789") == "new"
+    ir1 = "openvino-2026.4.1/CPU@openvino-opset1"
+    assert gate(ir1, "rejected", ["B"]) == "expected"                  # LSTMSequence-1 not implemented
+    assert gate(ir1, "rejected", ["form=cell"]) == "new"
+    # a passing pair in a feature class is ok, not "fixed"
+    assert gate(ov, "pass", ["P"]) == "ok"

@@ -81,7 +81,7 @@ def _partial(case):
 
 FEATURES = (
     Feature("clip", lambda c: "clip" in c.attributes, lambda c: _without_attrs(c, "no-clip", "clip"),
-            lambda c: f"clip is set ({c.attributes['clip']})"),
+            lambda c: "clip is set"),
     Feature("peepholes", lambda c: "P" in c.tensors and bool(np.any(c.tensors["P"] != 0)),
             lambda c: _without_tensors(c, "no-peepholes", "P"), lambda c: "peepholes are non-zero"),
     Feature("input_forget", lambda c: c.attributes.get("input_forget", 0) == 1,
@@ -97,7 +97,7 @@ FEATURES = (
             [canonical_activation(a) for a in c.attributes["activations"]]
             not in (DEFAULT_ACTIVATIONS[c.op], DEFAULT_ACTIVATIONS[c.op] * 2),
             lambda c: _without_attrs(c, "default-activations", "activations", "activation_alpha", "activation_beta"),
-            lambda c: "non-default activations (" + "+".join(dict.fromkeys(c.attributes["activations"])) + ") are used"),
+            lambda c: "non-default activations are used"),
     Feature("activation_spelling", lambda c: "activations" in c.attributes and
             any(canonical_activation(a) != a for a in c.attributes["activations"]), _canonical_names,
             lambda c: "activation names are not in ONNX's spelling"),
@@ -206,7 +206,7 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
                          f"{VERB[key[1]]} on the plain {case.op} {case.form} path (no optional feature to remove)")
                 features = []
             explained.append((key, ids, cause, features, results))
-    clusters = _merge(explained)
+    clusters = _merge(explained, cases_by_id)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / "clusters.json").write_text(json.dumps(clusters, indent=2))
     return clusters
@@ -231,7 +231,9 @@ def _fair_quota(by_target: dict, cases_by_id: dict, budget: int) -> dict:
     return quota
 
 
-def _merge(explained) -> list[dict]:
+def _merge(explained, cases_by_id: dict | None = None) -> list[dict]:
+    """One cluster per (target, verdict, cause). The sentences name no values (clip 0.5, Elu), so
+    one cause is one cluster; the activations a cluster's cases use are listed beside it."""
     merged = {}
     for (target, verdict, family), ids, cause, features, results in explained:
         key = (target, verdict, cause if features else f"{family}: {cause}")
@@ -240,6 +242,14 @@ def _merge(explained) -> list[dict]:
         c["families"].append(family)
         c["cases"] += ids
         c["ablations"] += results
+    for c in merged.values():
+        if "activations" in c["features"] and cases_by_id:
+            names = sorted({name for cid in c["cases"] if cid in cases_by_id
+                            for name in cases_by_id[cid].attributes.get("activations", ())
+                            if canonical_activation(name) not in DEFAULT_ACTIVATIONS[cases_by_id[cid].op]})
+            if names:
+                c["activations"] = names
+                c["cause"] += f" (seen with {', '.join(names)})"
     out = sorted(merged.values(), key=lambda c: (-len(c["cases"]), c["target"], c["cause"]))
     for i, c in enumerate(out, 1):
         c["id"] = f"c{i}"
