@@ -171,8 +171,8 @@ def test_one_divergence_is_one_signature_across_ops_configurations_versions_and_
     assert sig_a == signature(b, cause("rejected", {"act=Softsign"})) == "openvino/CPU@onnx|rejected|*|act"
     # a plain-path divergence stays with its op
     assert signature(a, frozenset()) == "openvino/CPU@onnx|rejected|GRU|plain"
-    # an accepted invalid case is known by the constraint it breaks, whatever else it carries
-    assert cause("accepted-invalid", {"clip", "B", "violates=shape:B", "form=cell"}) == {"violates=shape:B", "form=cell"}
+    # whether an invalid case is checked does not depend on its values
+    assert cause("accepted-invalid", {"clip", "subnormal", "large", "violates=hidden_size"}) == {"clip", "violates=hidden_size"}
 
 
 def test_a_written_finding_covers_every_op_unless_it_is_plain(tmp_path):
@@ -195,7 +195,7 @@ def test_the_regressions_folder_reads_back_as_an_index():
     assert len(index) >= 4 and not index.problems
     for known in index.by_signature.values():
         assert known.key == "torch/CPU@torch" and known.verdict == "accepted-invalid" and known.violated
-        assert all(t.startswith(("violates=", "form=")) for t in known.cause)
+        assert any(t.startswith("violates=") for t in known.cause) and "subnormal" not in known.cause
 
 
 def test_a_reduced_finding_is_written_once_with_what_it_needs(tmp_path):

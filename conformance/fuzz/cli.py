@@ -134,6 +134,11 @@ def _summary(console, campaign, result, config) -> None:
     expected = sum(result.expected_by_target.values())
     console.print(f"{len(result.written)} new findings written to {config.out_dir}; {known} failing verdicts were "
                   f"known findings, {expected} expected by --expectations", highlight=False, markup=False)
+    for entry, n in result.expected_by_entry.most_common():
+        console.print(f"  known: {n:6d} verdicts  {entry[:160]}", highlight=False, markup=False, soft_wrap=True)
+    if result.reduction_runs:
+        console.print(f"{result.reduction_runs} cases run to take unneeded features away from shrunk findings",
+                      highlight=False, markup=False)
     for w in result.written:
         console.print(f"finding {w.path}  [{w.signature}]", highlight=False, markup=False, soft_wrap=True)
         console.print(f"  {w.finding.headline}", highlight=False, markup=False, soft_wrap=True)

@@ -54,6 +54,7 @@ from conformance.case.vocabulary import (
     ACTIVATIONS_PER_DIRECTION,
     ATTRIBUTES,
     DEFAULT_ACTIVATIONS,
+    DIRECTIONS,
     GATES,
     OUTPUTS,
     canonical_activation,
@@ -174,6 +175,9 @@ class OpenVINOSpec:
                     + (" (its spec page lists none; only v0::LSTMCell carries it)" if op == "LSTMSequence-1"
                        else " (only LSTMCell-1 has one)"))
         if case.form == "cell":
+            if case.attributes.get("direction", "forward") not in DIRECTIONS:
+                return (f"{op} has no direction attribute, so direction={case.attributes['direction']!r} "
+                        f"cannot be written (the IR would erase the case's violation)")
             if num_directions(case.direction) == 2:
                 return (f"{op} computes one direction; a bidirectional cell needs two cell ops and a "
                         f"concatenation, not the cell op")
