@@ -20,6 +20,8 @@ run with guard bits, and with extra bits where e^x - 1 or log(1 + y) would cance
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 
 from mpmath import libmp
@@ -104,6 +106,10 @@ def _softsign(x, prec, alpha, beta):
 
 def _softplus(x, prec, alpha, beta):
     wp = prec + GUARD
+    if not is_negative(x) and magnitude(x) > math.log2(wp) + 1:
+        # x > 2*wp: log(1 + e^x) = x + log(1 + e^-x), and e^-x < 2**-(2*wp) x; without this, e^x of
+        # a value that grows double-exponentially (Softplus gates feeding c) takes ever longer
+        return round_to(x, prec)
     y = libmp.mpf_exp(x, wp, ROUND)
     if is_negative(x) and magnitude(y) < -(prec + GUARD):
         return round_to(y, prec)  # log(1 + y) = y (1 - y/2 + ...): y alone is within 2**-(prec+20)

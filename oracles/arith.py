@@ -6,7 +6,11 @@ about three times faster than going through ``mpf`` objects.
 
 The discipline: each formula (a gate's pre-activation, a new state) is evaluated *exactly* from its
 operands, then rounded once to the working precision. Products of two raw values are exact
-(``mpf_mul`` without a precision), and so are sums (``mpf_sum`` with precision 0).
+(``mpf_mul`` without a precision), and so are sums (``mpf_sum`` with precision 0), with one limit:
+a sum whose exact value would take more than ``EXACT_BITS`` bits (terms 2^16384 apart: only values
+that exploded far beyond every dtype's range, such as an LSTM whose Softplus gates grow
+double-exponentially) is rounded to ``EXACT_BITS`` bits, a relative error below 2^-16384, instead
+of allocating gigabytes or overflowing.
 """
 
 from __future__ import annotations
@@ -30,13 +34,31 @@ def from_float(value: float):
     return libmp.from_float(float(value), 0, ROUND) if value else ZERO
 
 
+EXACT_BITS = 1 << 14
+
+
+def _too_wide(terms) -> bool:
+    """Whether the exact sum of ``terms`` would take more than EXACT_BITS bits."""
+    top = low = None
+    for _sign, man, exp, bc in terms:
+        if man:
+            top = exp + bc if top is None or exp + bc > top else top
+            low = exp if low is None or exp < low else low
+    return top is not None and top - low > EXACT_BITS
+
+
 def one_minus(value):
-    """1 - value, exactly."""
+    """1 - value, exactly (within EXACT_BITS bits)."""
+    if _too_wide((ONE, value)):
+        return libmp.mpf_sub(ONE, value, EXACT_BITS, ROUND)
     return libmp.mpf_sub(ONE, value)
 
 
 def exact_sum(terms):
-    """The exact sum of raw values."""
+    """The exact sum of raw values (within EXACT_BITS bits)."""
+    terms = list(terms)
+    if _too_wide(terms):
+        return libmp.mpf_sum(terms, EXACT_BITS, ROUND)
     return libmp.mpf_sum(terms, 0)
 
 

@@ -2,7 +2,9 @@
 
 Dot products run on Python integers: a vector of raw values is brought to one common exponent
 (``fixed_point``), so vector·row is one integer multiply-add per element and the sum is exact.
-Rounding happens once, when the caller asks for a precision.
+Rounding happens once, when the caller asks for a precision. Exact within ``EXACT_BITS``
+(:mod:`oracles.arith`): values that span more (a state that exploded far past every dtype's range
+next to an ordinary one) keep the bits down to 2^-EXACT_BITS of the largest.
 """
 
 from __future__ import annotations
@@ -11,14 +13,33 @@ from operator import mul as _int_mul
 
 from mpmath.libmp import from_man_exp
 
-from .arith import ROUND, cmp
+from .arith import EXACT_BITS, ROUND, cmp
 
 
 def fixed_point(values) -> tuple[list[int], int]:
-    """Raw values as signed integers times 2**exp, with one exp for all (exact)."""
+    """Raw values as signed integers times 2**exp, with one exp for all (exact within EXACT_BITS)."""
     exps = [v[2] for v in values if v[1]]
-    base = min(exps) if exps else 0
-    return [((-m if s else m) << (e - base)) if m else 0 for s, m, e, _ in values], base
+    if not exps:
+        return [0] * len(values), 0
+    base = min(exps)
+    top = max(v[2] + v[3] for v in values if v[1])
+    if top - base > EXACT_BITS:
+        base = top - EXACT_BITS
+    return [_at((-m if s else m), e, base) if m else 0 for s, m, e, _ in values], base
+
+
+def _at(man: int, exp: int, base: int) -> int:
+    """man·2**exp as a multiple of 2**base (bits below 2**base dropped, only past EXACT_BITS)."""
+    return man << (exp - base) if exp >= base else man >> (base - exp)
+
+
+def _add(man: int, exp: int, m: int, e: int) -> tuple[int, int]:
+    """man·2**exp + m·2**e, exact within EXACT_BITS."""
+    low = min(exp, e)
+    top = max(exp + man.bit_length() if man else low, e + m.bit_length())
+    if top - low > EXACT_BITS:
+        low = top - EXACT_BITS
+    return _at(man, exp, low) + _at(m, e, low), low
 
 
 def dot_plus(vector, row, terms=(), prec: int = 0):
@@ -29,14 +50,8 @@ def dot_plus(vector, row, terms=(), prec: int = 0):
     man = sum(map(_int_mul, vector[0], row[0]))
     exp = vector[1] + row[1]
     for s, m, e, _ in terms:
-        if not m:
-            continue
-        if s:
-            m = -m
-        if e >= exp:
-            man += m << (e - exp)
-        else:
-            man, exp = (man << (exp - e)) + m, e
+        if m:
+            man, exp = _add(man, exp, -m if s else m, e)
     return from_man_exp(man, exp, prec, ROUND) if prec else from_man_exp(man, exp)
 
 
