@@ -85,8 +85,13 @@ def test_resolving_states_the_model_in_the_source():
     assert tol.source.startswith("derived: float32 u=2^-24, accumulation float32, dot length 8 "
                                  "(input_size 3 + hidden_size 3 + 2 biases), 4 steps, "
                                  "activations ≤ 4 ulp, first-order running error bound × 2, "
-                                 "floor 2 ulp; model running-error-v1")
-    assert tol.model == "running-error-v1"
+                                 "floor 2 ulp, flushed subnormals: at least 9 smallest normals; "
+                                 "model running-error-v1")
+    assert tol.model == "running-error-v1" and tol.flush_terms == 9
+    # a CPU that treats subnormal inputs as zero may drop each of the 8 terms' subnormal parts
+    tiny = float(np.finfo(np.float32).tiny)
+    allowed = tol.allowed(np.array([3.0e-38]), np.array([1e-45]), "float32")
+    assert allowed[0] == pytest.approx(9 * tiny)
     record = tol.to_json()
     assert record["kind"] == "derived" and record["source"] == tol.source
     assert "abs" not in record and record["factor"] == 2

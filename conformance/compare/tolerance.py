@@ -24,7 +24,10 @@ import yaml
 from conformance.compare.metrics import finfo, ulp_of
 
 #: dtypes whose flushed subnormals the precision model does not carry per operation, and the
-#: floor (in units of the dtype's smallest normal) that admits a flushed result there
+#: floor (in units of the dtype's smallest normal) that admits a flushed result there: at least
+#: FLUSH_FLOOR_NORMALS, and one per term of a gate's dot product plus one for the result (a CPU
+#: that treats subnormal inputs as zero drops each term's subnormal part: the fuzzer found
+#: OpenVINO losing 2.6 normals over a dot of 8 subnormal terms)
 FLUSH_NOT_CARRIED = ("float32", "bfloat16", "float64")
 FLUSH_FLOOR_NORMALS = 2
 
@@ -44,6 +47,7 @@ class Tolerance:
     factor: float = 0.0       # derived: allowed = max(factor × bound, floor_ulps × ulp(exact))
     floor_ulps: float = 0.0
     model: str = ""           # derived: the precision model the factor was chosen for
+    flush_terms: int = FLUSH_FLOOR_NORMALS   # derived: dot length + 1, the terms a flush may drop
 
     @property
     def derived(self) -> bool:
@@ -64,7 +68,8 @@ class Tolerance:
             # the model admits flushing subnormals to zero (oracles/README.md, "Subnormals") but
             # carries it per operation only for float16; elsewhere a flushed result loses less
             # than the smallest normal, which the ulp floor does not cover below ~2^-100
-            allowed = np.maximum(allowed, FLUSH_FLOOR_NORMALS * float(finfo(dtype).tiny))
+            normals = max(FLUSH_FLOOR_NORMALS, self.flush_terms)
+            allowed = np.maximum(allowed, normals * float(finfo(dtype).tiny))
         return allowed
 
     def resolve(self, oracle, case=None) -> Tolerance:
@@ -84,7 +89,9 @@ class Tolerance:
                                  "given to fall back on")
             return replace(fallback, source=f"{fallback.source} (fallback: the oracle result "
                                             "carries no precision-model bound)")
-        return replace(self, source=derived_source(model, self), model=model.get("model", ""))
+        terms = int(model.get("dot_length") or 1) + 1
+        resolved = replace(self, model=model.get("model", ""), flush_terms=max(FLUSH_FLOOR_NORMALS, terms))
+        return replace(resolved, source=derived_source(model, resolved))
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -116,6 +123,8 @@ def derived_source(model: dict, tol: Tolerance) -> str:
         parts.append(f"{steps} step{'s' if steps != 1 else ''}")
     parts.append(f"activations ≤ {model.get('k_act_ulps', '?'):g} ulp")
     parts.append(f"first-order running error bound × {tol.factor:g}, floor {tol.floor_ulps:g} ulp")
+    if model.get("dtype") in FLUSH_NOT_CARRIED:
+        parts.append(f"flushed subnormals: at least {tol.flush_terms} smallest normals")
     return ", ".join(parts) + f"; model {model.get('model', '?')}"
 
 

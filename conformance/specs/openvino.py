@@ -182,11 +182,16 @@ class OpenVINOSpec:
                 return (f"{op} computes one direction; a bidirectional cell needs two cell ops and a "
                         f"concatenation, not the cell op")
             lens = case.tensors.get("sequence_lens")
-            if lens is not None and np.any(lens != 1):
+            if lens is not None and (np.any(lens != 1) or lens.shape != (case.shape["batch_size"],)):
                 return (f"{op} has no sequence_lengths input, so sequence_lens {lens.tolist()!r} "
-                        f"(other than 1) cannot be written")
+                        f"(other than one 1 per batch entry) cannot be written")
         if case.valid:
             return _activation_reason(op, case)
+        names = case.attributes.get("activations") or []
+        n = ACTIVATIONS_PER_DIRECTION[case.op]
+        if len(names) == 2 * n and [str(a).lower() for a in names[:n]] != [str(a).lower() for a in names[n:]]:
+            return (f"{op} has one activation set shared by both directions, so the reverse direction's "
+                    f"{list(names[n:])!r} cannot be written (the IR would erase the case's violation)")
         return None
 
     # -- translation -----------------------------------------------------------------------------

@@ -150,6 +150,10 @@ def _vocabulary_reasons(case: Case) -> list[str]:
         reasons.append(f"clip={attrs['clip']!r}: torch does not clip gate inputs, so the case cannot be "
                        f"written without dropping it")
     if case.form == "cell":
+        lens = case.tensors.get("sequence_lens")
+        if lens is not None and (np.any(np.asarray(lens) != 1) or np.shape(lens) != (case.shape["batch_size"],)):
+            reasons.append(f"sequence_lens {np.asarray(lens).tolist()} on a cell: torch's cells have no lengths "
+                           f"input, so anything but one 1 per batch entry cannot be written")
         leading = [f"{n} {list(a.shape)}" for n in ("W", "R", "B", "initial_h", "initial_c")
                    if (a := case.tensors.get(n)) is not None and a.ndim >= 2 and a.shape[0] != 1]
         if leading:
