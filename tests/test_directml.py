@@ -26,6 +26,7 @@ from conformance.specs import SPECS, NotExpressible
 from conformance.specs.directml import calc_buffer_tensor_size, validate
 from conformance.specs.directml import vocabulary as v
 from conformance.specs.directml.validate import CONSTRAINTS
+from tests.known import ort_known_divergence
 
 ROOT = Path(__file__).parent.parent
 SPEC = SPECS["directml-fl1_0"]
@@ -421,25 +422,31 @@ def test_interpreter_matches_onnxruntime_on_float32_corpus_cases(corpus, tmp_pat
     ort, interpreter, onnx14 = OnnxRuntime(), DirectMLInterpreter(), SPECS["onnx-14"]
     compared, worst = 0, []
     for n, (case, program) in enumerate(_float32_runnable(corpus)):
-        if ORT_DEFAULTS_DIFFER in case.id:
-            continue
-        SPEC.write(program, _folder(tmp_path, n))
-        got = interpreter.run(program.runtime_input(), program.feeds)
         # onnxruntime refuses layout=1 (the canonical tensors are layout 0 either way) and matches
         # activation names case-sensitively (not this test's subject): both are normalized away
         attrs = {k: x for k, x in case.attributes.items() if k != "layout"}
         if "activations" in attrs:
             attrs["activations"] = [canonical_activation(a) for a in attrs["activations"]]
-        reference = onnx14.translate(dataclasses.replace(case, attributes=attrs))
+        normalized = dataclasses.replace(case, attributes=attrs)
+        if ORT_DEFAULTS_DIFFER in case.id:
+            continue
+        SPEC.write(program, _folder(tmp_path, n))
+        got = interpreter.run(program.runtime_input(), program.feeds)
+        reference = onnx14.translate(normalized)
         expected = ort.run(reference.model, reference.feeds)
+        errors = []
         for (_, name), a, b in zip(program.outputs, got, expected):
             a = program.to_canonical(name, a)
             mask = _unspecified_mask(case, name, a.shape)
             # 1e-5 relative to max(1, |y|): a few float32 roundings over these short recurrences
-            err = np.abs(a - b) / np.maximum(1.0, np.abs(b))
+            with np.errstate(invalid="ignore"):
+                err = np.abs(a - b) / np.maximum(1.0, np.abs(b))
             err = float(np.max(err[mask])) if mask.any() else 0.0
-            if err > 1e-5:
-                worst.append((case.id, name, err))
+            if not err <= 1e-5:
+                errors.append((case.id, name, err))
+        if errors and ort_known_divergence(normalized):
+            continue   # onnxruntime's known divergence (expectations/onnxruntime.yaml): the oracle judges it
+        worst += errors
         compared += 1
     assert compared > 580 and not worst, worst
 
