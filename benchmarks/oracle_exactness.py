@@ -75,7 +75,7 @@ def _problems(limit: int, select: str | None):
     if select:
         match = compile_expression(select)
         cases = [c for c in cases if match(c.id)]
-    cases = [c for c in cases if c.valid][:limit]
+    cases = [c for c in cases if c.valid and c.layout == 0][:limit]   # literal tensors are layout 0
     return [(c.op, c.attributes, c.tensors) for c in cases]
 
 

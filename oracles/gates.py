@@ -22,10 +22,12 @@ def fixed_point(values) -> tuple[list[int], int]:
     if not exps:
         return [0] * len(values), 0
     base = min(exps)
-    top = max(v[2] + v[3] for v in values if v[1])
-    if top - base > EXACT_BITS:
-        base = top - EXACT_BITS
-    return [_at((-m if s else m), e, base) if m else 0 for s, m, e, _ in values], base
+    if max(exps) - base > EXACT_BITS // 2:   # only then can the span pass EXACT_BITS (mantissas are short)
+        top = max(v[2] + v[3] for v in values if v[1])
+        if top - base > EXACT_BITS:
+            base = top - EXACT_BITS
+        return [_at((-m if s else m), e, base) if m else 0 for s, m, e, _ in values], base
+    return [((-m if s else m) << (e - base)) if m else 0 for s, m, e, _ in values], base
 
 
 def _at(man: int, exp: int, base: int) -> int:
@@ -50,8 +52,17 @@ def dot_plus(vector, row, terms=(), prec: int = 0):
     man = sum(map(_int_mul, vector[0], row[0]))
     exp = vector[1] + row[1]
     for s, m, e, _ in terms:
-        if m:
-            man, exp = _add(man, exp, -m if s else m, e)
+        if not m:
+            continue
+        if s:
+            m = -m
+        shift = e - exp
+        if 0 <= shift <= EXACT_BITS:
+            man += m << shift
+        elif -EXACT_BITS <= shift < 0:
+            man, exp = (man << -shift) + m, e
+        else:
+            man, exp = _add(man, exp, m, e)
     return from_man_exp(man, exp, prec, ROUND) if prec else from_man_exp(man, exp)
 
 
