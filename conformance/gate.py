@@ -60,10 +60,10 @@ class ExpectationsError(ValueError):
     """A malformed expectations file; the message has file:line."""
 
 
-def glob_to_regex(pattern: str) -> re.Pattern:
+def glob_to_regex(pattern: str, flags: int = 0) -> re.Pattern:
     """`*` and `?` wildcards only: case ids contain `[`, `]` and `=`, which match literally."""
     parts = [".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern]
-    return re.compile("".join(parts) + r"\Z")
+    return re.compile("".join(parts) + r"\Z", flags)
 
 
 def _patterns(value) -> list[re.Pattern]:
@@ -112,10 +112,10 @@ class Expectations:
         return cls(entries)
 
     def match(self, record: dict) -> Entry | None:
+        failing = record["verdict"] in FAILING_VERDICTS
         for entry in self.entries:
             if entry.tolerance is not None:
                 continue  # a tolerance entry changes how pairs are judged, not whether a failure is known
-            failing = record["verdict"] in FAILING_VERDICTS
             if entry.features and not failing:
                 continue  # a feature class has members that pass; they are not "fixed"
             if entry.covers(record) and (not entry.verdicts or record["verdict"] in entry.verdicts or not failing):
@@ -201,7 +201,7 @@ def _feature_items(value, where) -> list:
                 or not all(isinstance(a, str) and a.strip() for a in alternatives)):
             raise ExpectationsError(f"{where}: a features item is a feature such as `P` or `act=Elu`, a "
                                     f"list of them (one must be present) or `!feature`; got {item!r}")
-        out.append((negated, [re.compile(glob_to_regex(a.strip()).pattern, re.IGNORECASE) for a in alternatives]))
+        out.append((negated, [glob_to_regex(a.strip(), re.IGNORECASE) for a in alternatives]))
     return out
 
 

@@ -1,18 +1,8 @@
 """Invalid cases: a valid case with exactly one constraint broken. The checker that names the
 constraints a case breaks, :func:`~conformance.case.features.broken_constraints`, is re-exported.
 
-The constraints a mutation breaks (ONNX RNN/GRU/LSTM, the inputs section and the attributes'
-allowed values; the checker also knows ``layout`` and ``attribute:<name>``, which the corpus breaks):
-
-| id | constraint |
-|---|---|
-| ``required:X`` (W, R) | X, W and R are required inputs |
-| ``direction`` | direction is forward, reverse or bidirectional |
-| ``hidden_size`` | hidden_size is a positive integer and agrees with R [D, G*H, H] |
-| ``shape:<input>`` | each input has its documented shape, given D, G, hidden_size and X's [S, B, I] |
-| ``activations.count`` | G activations per direction: 1/2/3 (or twice that for bidirectional) |
-| ``activations.unknown`` | each activation is one of the eleven ONNX functions |
-| ``sequence_lens.range`` | 0 <= sequence_lens[b] <= seq_length |
+A mutation breaks one of the constraints of :mod:`conformance.case.features`' table: every id
+there but ``layout`` and ``attribute:<name>``, which only the corpus breaks.
 
 X is the reference for S, B and I, and R's last axis for the hidden size the tensors were made
 with, so changing one thing breaks one constraint: a shape mutation never touches X or R's last
