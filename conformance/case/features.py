@@ -33,9 +33,16 @@ from collections import OrderedDict
 
 import numpy as np
 
-from conformance.case.tensors import numpy_dtype
-from conformance.case.vocabulary import (ACTIVATIONS_PER_DIRECTION, ATTRIBUTES, DEFAULT_ACTIVATIONS, DIRECTIONS,
-                                          OUTPUTS, canonical_activation, input_shapes)
+from conformance.case.vocabulary import (
+    ACTIVATIONS_PER_DIRECTION,
+    ATTRIBUTES,
+    DEFAULT_ACTIVATIONS,
+    DIRECTIONS,
+    OUTPUTS,
+    canonical_activation,
+    input_shapes,
+)
+from conformance.compare.metrics import finfo
 
 _CACHE: OrderedDict = OrderedDict()   # case digest -> features (a run asks once per target)
 
@@ -108,14 +115,9 @@ def _features(case) -> frozenset[str]:
 def _value_tokens(case) -> set[str]:
     out = set()
     try:
-        dt = numpy_dtype(case.dtype)
+        tiny = float(finfo(case.dtype).smallest_normal)
     except (KeyError, ValueError, TypeError):
         return out
-    if case.dtype == "bfloat16":
-        import ml_dtypes
-        tiny = float(ml_dtypes.finfo(dt).smallest_normal)
-    else:
-        tiny = float(np.finfo(dt).smallest_normal)
     for name, arr in case.tensors.items():
         if name == "sequence_lens":
             continue

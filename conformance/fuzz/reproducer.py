@@ -15,7 +15,7 @@ import yaml
 
 from conformance.case.model import Case
 from conformance.case.vocabulary import OUTPUTS
-from conformance.fuzz.signature import generalize, parse_signature, signature_hash, violated
+from conformance.fuzz.signature import generalize, parse_signature, signature_hash, violated_for
 
 ATTRIBUTE_ORDER = ("hidden_size", "direction", "activations", "activation_alpha", "activation_beta", "clip",
                    "linear_before_reset", "input_forget", "layout")
@@ -116,12 +116,10 @@ class Known:
     path: Path
     op: str = ""               # the op of the case it was found with
 
-
     @classmethod
     def of(cls, sig: str, case, path: Path) -> "Known":
         key, verdict, scope, cause = parse_signature(sig)
-        return cls(sig, key, verdict, scope, violated(case) if verdict == "accepted-invalid" else (), cause,
-                   Path(path), case.op)
+        return cls(sig, key, verdict, scope, violated_for(verdict, case), cause, Path(path), case.op)
 
     def covers(self, origin_key: tuple, tokens) -> bool:
         """Whether this finding subsumes an example of that origin with these features."""

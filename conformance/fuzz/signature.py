@@ -55,10 +55,11 @@ def origin(record: dict, case) -> tuple:
 
     The violated constraint tells accepted-invalid findings apart (each is a missing check); a crash,
     timeout or error is one bug whether the input was valid or not, so its origin leaves it out."""
-    return (runtime_key(record), record["verdict"], case.op) + _violated_for(record["verdict"], case)
+    return (runtime_key(record), record["verdict"], case.op) + violated_for(record["verdict"], case)
 
 
-def _violated_for(verdict: str, case) -> tuple:
+def violated_for(verdict: str, case) -> tuple:
+    """The violated constraints an origin records: only an accepted invalid case's."""
     return violated(case) if verdict == "accepted-invalid" else ()
 
 

@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import math
 
-import ml_dtypes
 import numpy as np
 
 from conformance.case.tensors import numpy_dtype
 from conformance.case.vocabulary import DEFAULT_ACTIVATIONS, GATES, num_directions
+from conformance.compare.metrics import finfo
 
 STYLES = ("grid", "uniform", "wide", "large", "tiny", "special", "zeros", "cancel")
 
@@ -47,8 +47,6 @@ _THRESHOLDED_RELU_DEFAULT = 1.0
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-def finfo(dtype: str):
-    return ml_dtypes.finfo(numpy_dtype(dtype)) if dtype == "bfloat16" else np.finfo(numpy_dtype(dtype))
 
 
 def round_to(values, dtype: str) -> np.ndarray:
