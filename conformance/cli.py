@@ -20,7 +20,9 @@ from conformance.report import terminal
 from conformance.run import Engine, Options, Pool, ResultStore, SelectError, compile_expression
 from conformance.run.ablation import ABLATED_VERDICTS, ablate
 from conformance.run.engine import write_run_info
+from conformance.run.probe import measured
 from conformance.runtimes import discover
+from conformance.runtimes.effective import describe_host, host, summary as configuration_summary
 from conformance.selection import check_tolerance, select_targets, specs_by_format
 
 DEFAULT_CASES = ("cases",)
@@ -89,15 +91,22 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
     cases = [c for c in cases if select(c.id)]
     store = ResultStore(out_dir, resume=not fresh)
     (Path(out_dir) / "load_errors.json").write_text(json.dumps([e.to_json() for e in load_errors], indent=2))
-    info = {
-        "suite": __version__, "started": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-        "argv": sys.argv, "python": platform.python_version(), "platform": platform.platform(),
-        "cases": len(cases), "targets": [t.to_json() for t in targets],
-        "skipped_runtimes": [s.__dict__ for s in skipped], "load_errors": len(load_errors),
-    }
-    write_run_info(out_dir, info)
     options = Options(out_dir=Path(out_dir), jobs=jobs, timeout=timeout, prec=prec, tolerance=tolerance_policy)
     with Pool(jobs) as pool:
+        targets = measured(targets, pool, folder=out_dir)  # each target's effective configuration
+        info = {
+            "suite": __version__, "started": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+            "argv": sys.argv, "python": platform.python_version(), "platform": platform.platform(),
+            "host": host(), "cases": len(cases), "targets": [t.to_json() for t in targets],
+            "skipped_runtimes": [s.__dict__ for s in skipped], "load_errors": len(load_errors),
+        }
+        write_run_info(out_dir, info)
+        if not quiet:
+            print_configurations(console, targets)
+        for mine, theirs in (base.not_comparable([t.id for t in targets]) if base else ()):
+            console.print(f"warning: the baseline has {theirs} where this run has {mine}: their configurations "
+                          f"differ, so those pairs are not compared with the baseline (every failure there counts "
+                          f"as new)", highlight=False, markup=False, soft_wrap=True)
         with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeRemainingColumn(), console=console, disable=quiet, transient=False) as bar:
             engine = Engine(cases, targets, store, options, gate=gate,
@@ -134,6 +143,20 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
     sys.exit(EXIT_FAILURES if new or load_errors else EXIT_OK)
 
 
+def print_configurations(console, targets) -> None:
+    """The host, and each runtime's measured configuration (once per runtime, not per spec)."""
+    from rich.markup import escape
+    console.print(f"host: {escape(describe_host(host()))}", highlight=False, soft_wrap=True)
+    seen = set()
+    for t in targets:
+        if t.ref in seen:
+            continue
+        seen.add(t.ref)
+        name = t.id.rsplit("@", 1)[0]
+        console.print(f"  {escape(name)}: {escape(configuration_summary(t.configuration))}", highlight=False,
+                      soft_wrap=True)
+
+
 def write_reports(records: list, info: dict, out_dir: Path, clusters) -> None:
     """Every run writes the HTML report, JUnit XML and the Markdown summary beside its results."""
     from conformance.report.html import render
@@ -153,8 +176,11 @@ def list_(paths, expr, show_targets):
     """List the cases the corpus expands to (or the targets present), and any case-file errors."""
     if show_targets:
         targets, skipped = discover(specs_by_format(()), ())
+        click.echo(f"host: {describe_host(host())}")
+        with Pool(1) as pool:
+            targets = measured(targets, pool)
         for t in targets:
-            click.echo(t.id)
+            click.echo(f"{t.id}\t{configuration_summary(t.configuration)}")
         for s in skipped:
             click.echo(f"skipped {s.runtime}: {s.reason}", err=True)
         return

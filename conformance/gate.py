@@ -32,7 +32,21 @@ the case not to have it::
         ...
       - features: [act=ThresholdedRelu, "!activation_alpha"]
 
-A class named by features has members that do not diverge (an LSTM whose P is all zeros): a
+An entry may name the *configuration* the pairs ran in (the record's measured ``effective``
+configuration: ``precision``, and whatever else the runtime reported, such as OpenVINO's
+``INFERENCE_PRECISION_HINT``), and may accept only what stays *within* the precision that
+configuration computes in (``within: declared``: the pair's second judgement, against the
+precision model in that arithmetic, passes)::
+
+      - config: {precision: [bf16, f16]}   # the pairs that computed in bf16 or f16
+        within: declared                   # ... and are right for that precision
+        kind: reduced-precision
+        reason: the default configuration computes float32 in the CPU's preferred lower precision
+
+Such an entry does not cover a pair that is wrong beyond its declared precision (a dropped
+peephole in bf16 still fails the gate).
+
+A class named by features or a configuration has members that do not diverge (an LSTM whose P is all zeros): a
 passing pair such an entry covers is ``ok``, not ``fixed``, and the entry is stale (warned of)
 when it covers no failing pair at all.
 Such a pair is judged against that tolerance (the verdict records it as an override with the
@@ -52,7 +66,9 @@ import yaml
 from conformance.case.yamlio import Where, load_yaml, where_of
 from conformance.compare import FAILING
 
-KINDS = ("known-bug", "unsupported", "spec-ambiguity")
+KINDS = ("known-bug", "unsupported", "spec-ambiguity", "reduced-precision")
+#: what ``within`` may require of a pair's second judgement (the record's ``declared``)
+WITHIN = ("declared",)
 FAILING_VERDICTS = set(FAILING) | {"error"}
 
 
@@ -83,11 +99,34 @@ class Entry:
     matched: int = 0
     tolerance: dict | None = None   # an override for the cases it covers: abs, rel, source
     features: list = field(default_factory=list)   # [(negated, [pattern, ...]), ...]: each needs one match
+    config: dict = field(default_factory=dict)     # key of the record's `effective` -> [pattern, ...]
+    config_text: str = ""                          # the config as written, for messages
+    within: str = ""                               # "declared": the pair passes its declared precision
+
+    @property
+    def by_class(self) -> bool:
+        """Named by features or configuration: a class whose passing members are not "fixed"."""
+        return bool(self.features or self.config)
 
     def covers(self, record: dict) -> bool:
         return (any(p.match(record["case"]) for p in self.cases)
                 and any(p.match(record["target"]) for p in self.targets)
-                and self.has_features(record.get("features")))
+                and self.has_features(record.get("features"))
+                and self.has_config(record.get("effective"))
+                and self.is_within(record))
+
+    def has_config(self, effective) -> bool:
+        if not self.config:
+            return True
+        if not effective:
+            return False
+        return all(any(p.match(str(effective.get(key, ""))) for p in patterns)
+                   for key, patterns in self.config.items())
+
+    def is_within(self, record: dict) -> bool:
+        if not self.within:
+            return True
+        return (record.get("declared") or {}).get("verdict") == "pass"
 
     def has_features(self, tokens) -> bool:
         if not self.features:
@@ -116,8 +155,8 @@ class Expectations:
         for entry in self.entries:
             if entry.tolerance is not None:
                 continue  # a tolerance entry changes how pairs are judged, not whether a failure is known
-            if entry.features and not failing:
-                continue  # a feature class has members that pass; they are not "fixed"
+            if entry.by_class and not failing:
+                continue  # a feature or configuration class has members that pass; they are not "fixed"
             if entry.covers(record) and (not entry.verdicts or record["verdict"] in entry.verdicts or not failing):
                 return entry
         return None
@@ -166,24 +205,50 @@ def _load_file(path: Path) -> list[Entry]:
             raw = dict(raw, kind=raw.get("kind", "spec-ambiguity"))
         feature_items = _feature_items(raw.get("features"), where)
         missing = [k for k in ("kind", "reason") if not raw.get(k)]
-        if not raw.get("cases") and not feature_items:
-            missing.insert(0, "cases (or features)")
+        if not raw.get("cases") and not feature_items and not raw.get("config"):
+            missing.insert(0, "cases (or features, or config)")
         if missing:
             raise ExpectationsError(f"{where}: entry lacks {', '.join(missing)}; every known divergence "
                                     f"needs the cases it covers (by id or by features), a kind and a reason")
         if raw["kind"] not in KINDS:
             raise ExpectationsError(f"{where}: kind {raw['kind']!r} is not one of {', '.join(KINDS)}")
-        unknown = set(raw) - {"cases", "features", "targets", "verdict", "kind", "reason", "link", "tolerance"}
+        unknown = set(raw) - {"cases", "features", "targets", "verdict", "kind", "reason", "link", "tolerance",
+                              "config", "within"}
         if unknown:
             raise ExpectationsError(f"{where}: unknown key(s) {sorted(unknown)}; Consider cases, features, "
-                                    f"targets, verdict, kind, reason, link")
+                                    f"config, within, targets, verdict, kind, reason, link")
+        config = _config_items(raw.get("config"), where)
+        within = raw.get("within", "")
+        if within and within not in WITHIN:
+            raise ExpectationsError(f"{where}: within {within!r} is not one of {', '.join(WITHIN)}")
+        if tolerance is not None and (raw.get("config") or within):
+            raise ExpectationsError(f"{where}: a tolerance override is chosen before the pair runs, so it cannot "
+                                    f"depend on the configuration the run measures (config, within)")
         verdict = raw.get("verdict", ())
         entries.append(Entry(
             cases=_patterns(raw.get("cases") or "*"), targets=_patterns(raw.get("targets", file_targets)),
             verdicts=tuple([verdict] if isinstance(verdict, str) else verdict), kind=raw["kind"],
             reason=" ".join(str(raw["reason"]).split()), link=str(raw.get("link", "")), where=where,
-            tolerance=tolerance, features=feature_items))
+            tolerance=tolerance, features=feature_items, config=config, within=within,
+            config_text=", ".join(f"{k} {v if isinstance(v, str) else '/'.join(map(str, v))}"
+                                  for k, v in (raw.get("config") or {}).items())))
     return entries
+
+
+def _config_items(value, where) -> dict:
+    """``config`` as {key of the record's effective configuration: [pattern, ...]}."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not value:
+        raise ExpectationsError(f"{where}: config is a mapping of configuration keys to values, such as "
+                                f"{{precision: bf16}} or {{precision: [bf16, f16]}}")
+    out = {}
+    for key, wanted in value.items():
+        wanted = [wanted] if isinstance(wanted, (str, int, float)) else wanted
+        if not isinstance(wanted, list) or not wanted or not all(isinstance(w, (str, int, float)) for w in wanted):
+            raise ExpectationsError(f"{where}: config {key!r} is a value or a list of values; got {wanted!r}")
+        out[str(key)] = [glob_to_regex(str(w), re.IGNORECASE) for w in wanted]
+    return out
 
 
 def _feature_items(value, where) -> list:
@@ -223,6 +288,22 @@ class Baseline:
         if not records:
             raise ExpectationsError(f"{path}: the baseline has no results")
         return cls({(r["case"], target_key(r["target"])): r["verdict"] for r in records})
+
+    def not_comparable(self, target_ids) -> list[tuple[str, str]]:
+        """(this run's target key, the baseline's) for targets of the same runtime, device and spec
+        whose configurations differ, an effective precision above all (``precision=default→bf16``
+        against ``default``): their pairs are not compared, and the user should hear why."""
+        def split(key):
+            head, _, spec = key.rpartition("@")
+            runtime, _, rest = head.partition("/")
+            device = rest.split("/", 1)[0]
+            return (runtime, device, spec)
+        mine = {target_key(t) for t in target_ids}
+        theirs = {key for _, key in self.failing}
+        out = []
+        for key in sorted(mine - theirs):
+            out += [(key, other) for other in sorted(theirs - mine) if split(other) == split(key)]
+        return out
 
     def regressed(self, record: dict) -> bool:
         before = self.failing.get((record["case"], target_key(record["target"])))

@@ -6,6 +6,7 @@ import mpmath
 import numpy as np
 
 from . import cache as disk
+from . import precision
 from .errors import OracleError
 from .evaluation import evaluate as evaluate_choices
 from .problem import build_problem
@@ -94,3 +95,47 @@ def evaluate_mp(op: str, attributes: dict, tensors: dict, profile: str = "onnx",
             array = array.transpose((2, 0, 1, 3) if array.ndim == 4 else (1, 0, 2))
         outputs[name] = array
     return outputs
+
+
+def computed_in(op: str, attributes: dict, tensors: dict, profile: str, choices: dict,
+                compute: str, accumulation: str | None = None,
+                rounding: str = "nearest") -> tuple[dict[str, np.ndarray], dict]:
+    """The precision model's bound for an implementation that computes in ``compute`` instead of
+    the inputs' dtype: every input rounded to ``compute`` (bfloat16, float16 or tfloat32 for a
+    float32 model; float32 for a float64 one), then IEEE arithmetic in it, as README.md
+    ("Precision model") describes for the dtype itself. ``accumulation`` ("float32" or "dtype")
+    narrows the accumulation types admitted for dot products to one; by default the worse.
+    ``rounding`` "faithful" admits rounding in any direction (a truncating conversion), at twice
+    the unit roundoff; by default to nearest.
+
+    ``choices`` names the reading (``Reading.choices``: point id -> choice tag); points it does not
+    name take the profile's first choice. Returns per output the bound (float64, in the problem's
+    layout; inf where there is no finite bound: the trajectory overflowed float64, or the element is
+    unspecified, which the reading's mask says) and the model's parameters, as ``OracleResult.precision`` records them.
+    """
+    semantics = get_profile(profile)
+    values = {pid: point.choices[0].value for pid, point in semantics.points.items()}
+    for pid, tag in (choices or {}).items():
+        picked = [c for c in semantics.points[pid].choices if c.tag == tag] if pid in semantics.points else []
+        if not picked:
+            raise OracleError(f"choices[{pid!r}]={tag!r} is not a reading of the {profile!r} profile.")
+        values[pid] = picked[0].value
+    if compute not in precision.ACCUMULATIONS:
+        raise OracleError(f"compute={compute!r} is not a type the precision model knows; it knows "
+                          f"{sorted(precision.ACCUMULATIONS)!r}.")
+    problem = build_problem(op, attributes, tensors, semantics)
+    if accumulation not in (None, *precision.ACCUMULATIONS[compute]):
+        raise OracleError(f"accumulation={accumulation!r} is not admitted for {compute}; admitted: "
+                          f"{list(precision.ACCUMULATIONS[compute])!r}.")
+    if rounding not in precision.ROUNDINGS:
+        raise OracleError(f"rounding={rounding!r} is not one of {list(precision.ROUNDINGS)!r}.")
+    bounds, model = precision.bound(problem, values, dtype=compute, accumulation=accumulation,
+                                    rounding=rounding)
+    if problem.layout == 1:
+        bounds = {name: np.ascontiguousarray(b.transpose((2, 0, 1, 3) if b.ndim == 4 else (1, 0, 2)))
+                  for name, b in bounds.items()}
+    # no finite bound where the float64 trajectory overflowed (or a direction is unspecified,
+    # which the reading's own mask covers): inf, as Expected.bound has it
+    bounds = {name: np.where(np.isnan(b), np.inf, b) for name, b in bounds.items()}
+    model.update(precision.shape_facts(problem))
+    return bounds, model

@@ -62,6 +62,7 @@ ACCUMULATIONS = {
     "float32": ("dtype",),
     "float16": ("dtype", "float32"),
     "bfloat16": ("dtype", "float32"),
+    "tfloat32": ("float32",),
 }
 
 # significand bits (implicit bit included) and the smallest normal, per dtype
@@ -70,6 +71,9 @@ _FORMATS = {
     "float32": (24, 2.0 ** -126),
     "float16": (11, 2.0 ** -14),
     "bfloat16": (8, 2.0 ** -126),
+    # TF32 (NVIDIA tensor cores, torch's allow_tf32): float32's range with 10 fraction bits; only
+    # ever a *compute* type (bound(..., dtype="tfloat32")), never a tensor's dtype
+    "tfloat32": (11, 2.0 ** -126),
 }
 
 
@@ -99,6 +103,10 @@ class Arithmetic:
     tanh_cancel: float  # k·u: (1 − E)/(1 + E), E within k ulps, near 0 (see _tanh_own)
     tanh_round: float  # 3·u: its three roundings
     accumulation: str
+    #: inputs rounded to the dtype before computing (a runtime that computes a wider model in a
+    #: narrower type): each input carries u·|value| of error in, where 0 otherwise
+    u_in: float = 0.0
+    rounding: str = "nearest"
 
     def gamma(self, n):
         """γ_n = n·u/(1 − n·u) of the accumulation type (n: a count or an array of counts)."""
@@ -110,7 +118,7 @@ class Arithmetic:
         return {
             "model": MODEL,
             "dtype": self.dtype,
-            "u": f"2^-{self.bits}",
+            "u": f"2^{round(math.log2(self.u))}",
             "accumulation": self.accumulation,
             "admitted_accumulations": [self.dtype if a == "dtype" else a
                                        for a in ACCUMULATIONS[self.dtype]],
@@ -121,20 +129,32 @@ class Arithmetic:
                                  "admitted, below the tolerance's 2-ulp floor"),
             "kink_widen": KINK_WIDEN,
             "order": "first",
+            **({"inputs": f"rounded to {self.dtype}"} if self.u_in else {}),
+            **({"rounding": "faithful (any direction)"} if self.rounding != "nearest" else {}),
         }
 
 
+#: how results are rounded: to nearest (IEEE's default: u = 2^-p), or faithfully in any
+#: direction (toward zero included, as a truncating float32 -> bfloat16 conversion does: 2^(1-p))
+ROUNDINGS = ("nearest", "faithful")
+
+
 @cache
-def arithmetic(dtype: str, accumulation: str | None = None) -> Arithmetic:
-    """The Arithmetic of ``dtype``; ``accumulation`` defaults to the worst admitted one."""
+def arithmetic(dtype: str, accumulation: str | None = None, rounds_inputs: bool = False,
+               rounding: str = "nearest") -> Arithmetic:
+    """The Arithmetic of ``dtype``; ``accumulation`` defaults to the worst admitted one.
+    ``rounds_inputs``: the inputs are of a wider type and are rounded to ``dtype`` first.
+    ``rounding``: one of ROUNDINGS; "faithful" doubles every unit roundoff of the dtype."""
+    if rounding not in ROUNDINGS:
+        raise ValueError(f"rounding={rounding!r} is not one of {ROUNDINGS!r}")
     bits, tiny = _FORMATS[dtype]
     admitted = ACCUMULATIONS[dtype]
     if accumulation is None:
-        accumulation = "dtype"
+        accumulation = admitted[0]
     if accumulation not in admitted:
         raise ValueError(f"accumulation={accumulation!r} is not admitted for {dtype}; "
                          f"admitted: {list(admitted)!r}")
-    u = 2.0 ** -bits
+    u = 2.0 ** -bits * (2.0 if rounding == "faithful" else 1.0)  # faithful: one ulp, not half of one
     narrow = bits < 24
     u32 = 2.0 ** -24
     wide = accumulation == "float32"
@@ -150,6 +170,8 @@ def arithmetic(dtype: str, accumulation: str | None = None) -> Arithmetic:
         products_exact=2 * bits <= (24 if wide else bits),
         acc_dtype=None if dtype == "float64" else (np.float32 if wide else _NUMPY[dtype]),
         accumulation=dtype if accumulation == "dtype" else accumulation,
+        u_in=u if rounds_inputs else 0.0,
+        rounding=rounding,
     )
 
 
@@ -405,22 +427,28 @@ def _projection(X, W, bias_terms, ar) -> _Sum:
     m = np.einsum("sbi,dri->dsbr", (X != 0).astype(np.float64), (W != 0).astype(np.float64))
     if ar.products_exact:
         Sx = 0.0
+    elif ar.u_in:
+        Sx = None  # the rounded operands' products are not checked for exactness: all inexact
     else:
         exact = _exact_products(X, W, ar)
         Sx = None if exact is None or not exact.any() else np.einsum(
             "dsbri->dsbr", np.where(exact, 0.0, np.abs(X[None, :, :, None, :] * W[:, None, None])))
+    # inputs rounded to the dtype: x·w carries (2u + u²)|x||w| in, a bias u|b|
+    prop = (2 * ar.u_in + ar.u_in * ar.u_in) * S if ar.u_in else 0.0
     for bias in bias_terms:  # [D, rows]
         a = a + bias[:, None, None, :]
         S = S + np.abs(bias)[:, None, None, :]
         m = m + (bias != 0)[:, None, None, :]
+        if ar.u_in:
+            prop = prop + ar.u_in * np.abs(bias)[:, None, None, :]
     if not ar.flush:
-        return _Sum(a, S, Sx, _uniform(m), 0.0, 0.0, math.inf)
+        return _Sum(a, S, Sx, _uniform(m), prop, 0.0, math.inf)
     l1 = X_abs.sum(axis=2)[None, :, :, None] + W_abs.sum(axis=2)[:, None, None, :]
     # a T-value v is a multiple of ulp(v) > u·|v|; a product of two, of u²·|x|·|w|
     q = ar.u * ar.u * _min_nonzero(X) * _min_nonzero(W)
     for bias in bias_terms:
         q = min(q, ar.u * _min_nonzero(bias))
-    return _Sum(a, S, Sx, _uniform(m), 0.0, l1, q)
+    return _Sum(a, S, Sx, _uniform(m), prop, l1, q)
 
 
 @dataclass
@@ -457,10 +485,11 @@ def _recurrent(ar, k, rows, h, eh) -> _Sum:
     else:
         live = (h != 0) | (eh > 0)  # an exact 0 stays 0
         m = live.astype(np.float64) @ k.RT_nz[..., rows]
+    prop = eh @ RT_abs + ar.u_in * S  # R rounded to the dtype: u·|h||R| more
     if not ar.flush:
-        return _Sum(h @ k.RT[..., rows], S, Sx, m, eh @ RT_abs, 0.0, math.inf)
+        return _Sum(h @ k.RT[..., rows], S, Sx, m, prop, 0.0, math.inf)
     live = (h != 0) | (eh > 0) if live is None else live
-    return _Sum(h @ k.RT[..., rows], S, Sx, m, eh @ RT_abs,
+    return _Sum(h @ k.RT[..., rows], S, Sx, m, prop,
                 habs.sum(axis=-1, keepdims=True) + k.R_l1[..., rows],
                 ar.u * ar.u * k.R_min * _smallest(h, eh, live))
 
@@ -473,15 +502,16 @@ def _smallest(x, ex, live) -> float:
 
 
 def _elementwise(ar, c, x, ex) -> _Sum:
-    """One product term c⊙x (peepholes: P⊙C), c an exact input."""
+    """One product term c⊙x (peepholes: P⊙C), c an input (exact, or rounded: u·|c| in)."""
     p = c * x
     ap = np.abs(p)
     live = (c != 0) & ((x != 0) | (ex > 0))
+    prop = np.abs(c) * ex + ar.u_in * ap
     if not ar.flush:
         return _Sum(p, ap, 0.0 if ar.products_exact else None, live.astype(np.float64),
-                    np.abs(c) * ex, 0.0, math.inf)
+                    prop, 0.0, math.inf)
     return _Sum(p, ap, 0.0 if ar.products_exact else None, live.astype(np.float64),
-                np.abs(c) * ex, np.abs(c) + np.abs(x),
+                prop, np.abs(c) + np.abs(x),
                 ar.u * ar.u * _min_nonzero(c) * _smallest(x, ex, live))
 
 
@@ -489,7 +519,7 @@ def _rounding(ar, v, e_in):
     """u·|v| for rounding v to the dtype, 0 where v is computed from exact operands (e_in = 0)
     and the dtype holds it exactly (a float64 trajectory value then is the exact value)."""
     cost = ar.u_el * np.abs(v)
-    if ar.acc_dtype is None:
+    if ar.acc_dtype is None or ar.dtype not in _NUMPY:
         return cost
     exact = e_in == 0
     if not exact.any():
@@ -506,11 +536,18 @@ def _mul(ar, x, ex, y, ey):
 
 
 def bound(problem, choices: dict, dtype: str | None = None,
-          accumulation: str | None = None) -> tuple[dict, dict]:
+          accumulation: str | None = None, rounding: str = "nearest") -> tuple[dict, dict]:
     """Per-output error bounds (layout 0, float64, NaN where a direction has no functions), and
-    the model's parameters, for ``problem`` under the reading ``choices`` (point id -> value)."""
+    the model's parameters, for ``problem`` under the reading ``choices`` (point id -> value).
+
+    ``dtype`` other than the problem's: an implementation that computes in ``dtype`` instead
+    (bfloat16 or float16 for a float32 model, float32 for float64, tfloat32): every input is
+    rounded to it first, which the walk carries in as an error of u·|value| per input.
+    ``rounding`` "faithful" admits rounding in any direction (see ROUNDINGS)."""
+    compute = dtype or problem.dtype
+    rounds = compute != problem.dtype and _FORMATS[compute][0] < _FORMATS[problem.dtype][0]
     with np.errstate(all="ignore"):  # a trajectory that overflows gives inf/NaN bounds
-        return _bound(problem, choices, arithmetic(dtype or problem.dtype, accumulation))
+        return _bound(problem, choices, arithmetic(compute, accumulation, rounds, rounding))
 
 
 def _functions(choices, ar, per_direction):
@@ -557,11 +594,11 @@ def _bound(problem, choices: dict, ar: Arithmetic) -> tuple[dict, dict]:
     Rbh = Bias[:, None, 5 * H:] if op == "GRU" else None
     P = F["P"][dirs][:, None, :] if F["P"] is not None else None
     h = F["initial_h"][dirs].copy()
-    eh = np.zeros_like(h)
+    eh = ar.u_in * np.abs(h)  # 0 unless the inputs are rounded to the dtype
     c = ec = None
     if op == "LSTM":
         c = F["initial_c"][dirs].copy()
-        ec = np.zeros_like(c)
+        ec = ar.u_in * np.abs(c)
     lens = np.asarray(problem.sequence_lens)
     reverse = np.array([problem.direction == "reverse" or d == 1 for d in walked])
     di = np.arange(len(walked))
@@ -617,8 +654,8 @@ def _gru(ar, k, problem, Rbh, x, h, eh, fns, clip, H):
     if problem.linear_before_reset:
         # q = H·Rhᵀ + Rbh; xh = X·Whᵀ + Wbh; pre = xh + r ⊙ q
         q = _recurrent(ar, k, hs, h, eh)
-        q = q + _Sum(Rbh, np.abs(Rbh), 0.0, (Rbh != 0).astype(np.float64), 0.0, 0.0,
-                     ar.u * _min_nonzero(Rbh))
+        q = q + _Sum(Rbh, np.abs(Rbh), 0.0, (Rbh != 0).astype(np.float64), ar.u_in * np.abs(Rbh),
+                     0.0, ar.u * _min_nonzero(Rbh))
         rq, erq = _mul(ar, r, er, *_value(ar, q))
         pre = xh.a + rq
         epre = xh.error(ar) + erq + ar.u_el * np.abs(pre)

@@ -177,9 +177,15 @@ def test_every_wrong_implementation_is_detected_within_300_cases_and_no_benign_o
     config = CampaignConfig(targets=wrong + benign, out_dir=tmp_path / "found", budget_s=120, jobs=2, seed=11,
                             database=None, shrink=False, max_examples=300)
     result = Campaign(config).run()
-    missed = [t.runtime for t in wrong if t.id not in result.first_failure_at]
+    # the campaign measured each target's configuration, and an id names a narrower precision
+    # (wrong-float16-accumulation's dot products measure as f16): look the targets up by runtime
+    measured = {t.runtime: t for t in config.targets}
+    assert set(measured) == {t.runtime for t in wrong + benign}
+    assert measured["wrong-float16-accumulation"].precision == "f16"
+    missed = [t.runtime for t in wrong if measured[t.runtime].id not in result.first_failure_at]
     assert not missed, f"not detected within {result.examples} cases: {missed}"
-    flagged = {t.runtime: dict(result.verdicts[t.id]) for t in benign if t.id in result.first_failure_at}
+    flagged = {t.runtime: dict(result.verdicts[measured[t.runtime].id]) for t in benign
+               if measured[t.runtime].id in result.first_failure_at}
     assert not flagged, f"benign controls flagged: {flagged}"
     assert result.examples <= 300
 

@@ -1,6 +1,7 @@
 """The CI gate on real runs: a new divergence fails, an expected one passes, a fixed one is
 reported, a regression against a baseline fails, an expectation that matches nothing warns."""
 
+import json
 import textwrap
 
 from conformance.gate import Baseline, Expectations, ExpectationsError, classify, glob_to_regex, target_key
@@ -136,3 +137,73 @@ def test_tolerance_override_without_source_is_refused(tmp_path):
         """)
     with pytest.raises(ExpectationsError, match="must name its source"):
         Expectations.load([exp])
+
+
+# -- entries by configuration (the record's measured `effective` configuration) -------------------
+
+def _bf16_record(verdict="fail", declared="pass", precision="bf16", features=("B",)):
+    rec = {"case": "gru/basic[x]", "target": "rt-1/CPU/precision=default→bf16@onnx-14", "verdict": verdict,
+           "features": list(features), "effective": {"precision": precision, "source": "declared"}}
+    if declared:
+        rec["declared"] = {"precision": precision, "verdict": declared}
+    return rec
+
+
+def test_a_config_entry_covers_only_pairs_within_their_declared_precision(tmp_path):
+    exp = Expectations.load([_expectations(tmp_path, """\
+        entries:
+          - config: {precision: [bf16, f16]}
+            within: declared
+            kind: reduced-precision
+            reason: computes in bf16 by design
+        """)])
+    assert classify(_bf16_record(), exp)["gate"] == "expected"
+    assert classify(_bf16_record(precision="f16"), exp)["gate"] == "expected"
+    assert classify(_bf16_record(declared="fail"), exp)["gate"] == "new"          # wrong beyond bf16
+    assert classify(_bf16_record(precision="f32", declared=""), exp)["gate"] == "new"
+    assert classify(_bf16_record(verdict="pass"), exp)["gate"] == "ok"            # a class: not "fixed"
+    assert classify({k: v for k, v in _bf16_record().items() if k != "effective"}, exp)["gate"] == "new"
+
+
+def test_config_without_within_covers_every_failure_in_that_configuration(tmp_path):
+    exp = Expectations.load([_expectations(tmp_path, """\
+        entries:
+          - config: {precision: bf16, INFERENCE_PRECISION_HINT: "bf*"}
+            kind: reduced-precision
+            reason: any failure in bf16
+        """)])
+    rec = _bf16_record(declared="fail")
+    assert classify(rec, exp)["gate"] == "new"  # the record lacks the hint the entry asks for
+    rec["effective"]["INFERENCE_PRECISION_HINT"] = "bf16"
+    assert classify(rec, exp)["gate"] == "expected"
+
+
+@pytest.mark.parametrize("body, message", [
+    ("- config: bf16\n  kind: reduced-precision\n  reason: r\n", "config is a mapping"),
+    ("- config: {precision: []}\n  kind: reduced-precision\n  reason: r\n", "a value or a list of values"),
+    ("- config: {precision: bf16}\n  within: spec\n  kind: reduced-precision\n  reason: r\n",
+     "within 'spec' is not one of declared"),
+    ("- config: {precision: bf16}\n  tolerance: {abs: 1, source: s}\n  reason: r\n", "cannot depend on the configuration"),
+])
+def test_a_malformed_config_entry_is_an_error_with_its_line(tmp_path, body, message):
+    path = tmp_path / "bad.yaml"
+    path.write_text("entries:\n" + body)
+    with pytest.raises(ExpectationsError, match=message) as info:
+        Expectations.load([path])
+    assert f"{path}:2" in str(info.value)
+
+
+def test_a_baseline_from_another_precision_is_not_compared_silently(tmp_path):
+    """Results of an f32 machine as the baseline of a bf16 one: the run says the pairs differ."""
+    plugins = ["--runtime-plugin", "tests.precision_doubles:DeclaredBf16", "--runtime", "bf16-double"]
+    args = ["run", DATA / "cases", "--spec", "onnx-14", *plugins, "--no-ablation"]
+    conformance(*args, "--out", tmp_path / "a", "-q")
+    base = tmp_path / "f32-machine.jsonl"
+    records = read_results(tmp_path / "a" / "results.jsonl")
+    assert records and all("/precision=default→bf16@" in r["target"] for r in records)
+    base.write_text("".join(json.dumps(dict(r, target=r["target"].replace("/precision=default→bf16@", "@"),
+                                            verdict="pass")) + "\n" for r in records))
+    proc = conformance(*args, "--out", tmp_path / "b", "--baseline", base)
+    assert ("the baseline has bf16-double-test-double/CPU@onnx-14 where this run has "
+            "bf16-double-test-double/CPU/precision=default→bf16@onnx-14") in proc.stdout
+    assert proc.returncode == 1  # the bf16 failures are not excused by the f32 machine's passes

@@ -539,15 +539,23 @@ def test_the_engine_runs_the_ir_and_passes_a_refusal_of_an_invalid_case(tmp_path
     from conformance.run import read_results
     from tests.test_run_machinery import conformance
     out = tmp_path / "out"
+    # the shipped expectations accept a default configuration within the narrower precision it
+    # declares (bf16 on AVX512-BF16/AMX CPUs), so the run is green on every machine
     conformance("run", ROOT / "tests" / "data" / "cases", "--spec", "openvino-opset5", "--runtime", "openvino",
-                "--out", out, "-q", check=0)
+                "--out", out, "-q", "--expectations", ROOT / "expectations", check=0)
     records = read_results(out / "results.jsonl")
     assert {r["case"] for r in records} == {"gru/small[direction=forward]", "gru/small[direction=reverse]",
                                             "gru/invalid_w"}
     for r in records:
         assert r["spec"] == "openvino-opset5"
-        assert r["verdict"] == "pass", (r["case"], r["config"], r["message"])
+        # the default configuration may compute in a narrower precision on this CPU (bf16 with
+        # AVX512-BF16 or AMX): then its id says so, and the pair is judged within that precision
+        if r["verdict"] == "fail" and "→" in r["target"]:
+            assert r["config"] == "default" and r["declared"]["verdict"] == "pass", r["declared"]
+        else:
+            assert r["verdict"] == "pass", (r["case"], r["config"], r["message"])
         assert r["program"].endswith(".build-error.txt" if r["expect"] == "invalid" else ".xml")
+    assert any(r["verdict"] == "pass" and r["config"] == "precision=pinned" for r in records)
 
 
 def test_targets_one_per_device_and_configuration():

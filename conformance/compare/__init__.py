@@ -6,7 +6,7 @@ from conformance.compare.tolerance import (
     for_case,
     named_policy,
 )
-from conformance.compare.verdict import FAILING, VERDICTS, Judgement, judge_outputs
+from conformance.compare.verdict import FAILING, VERDICTS, Judgement, judge_computed_in, judge_outputs
 
 __all__ = ["DEFAULT_POLICY", "FAILING", "VERDICTS", "Judgement", "Tolerance", "for_case",
-           "judge_outputs", "named_policy"]
+           "judge_computed_in", "judge_outputs", "named_policy"]

@@ -116,6 +116,8 @@ def derived_source(model: dict, tol: Tolerance) -> str:
     """'derived: float32 u=2^-24, accumulation float32, dot length 9 (...), 4 steps, ...'"""
     parts = [f"derived: {model.get('dtype', '?')} u={model.get('u', '?')}",
              f"accumulation {model.get('accumulation', '?')}"]
+    if model.get("inputs"):  # a narrower arithmetic than the model's type: the inputs rounded to it
+        parts.append(f"inputs {model['inputs']}")
     if "dot_length" in model:
         parts.append(f"dot length {model['dot_length']} ({model.get('dot_terms', '')})")
     if "steps" in model:

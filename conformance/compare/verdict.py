@@ -7,12 +7,12 @@ the verdict is ``unspecified`` and the report compares runtimes with each other 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from conformance.compare.metrics import errors
-from conformance.compare.tolerance import Tolerance
+from conformance.compare.tolerance import DEFAULT_POLICY, Tolerance, named_policy
 
 VERDICTS = ("pass", "fail", "rejected", "accepted-invalid", "crash", "timeout", "not-expressible",
             "unspecified")
@@ -67,6 +67,20 @@ def judge_outputs(case, program, outputs: list, oracle, tolerance: Tolerance) ->
         else:
             best.message += f"\n  (closest of {len(oracle.readings)} documented readings: '{best.reading}')"
     return best
+
+
+def judge_computed_in(case, program, outputs: list, oracle, bounds_for) -> Judgement:
+    """Judge a valid case's outputs against what a correct implementation computing in a narrower
+    precision may do: the same exact values, and the derived tolerance over the precision model's
+    bound for that arithmetic (inputs rounded to it). ``bounds_for(reading.choices)`` returns that
+    bound per output and the model's parameters (``oracles.computed_in``)."""
+    readings, model = [], {}
+    for reading in oracle.readings:
+        bounds, model = bounds_for(reading.choices)
+        readings.append(replace(reading, outputs={name: replace(exp, bound=bounds[name])
+                                                  for name, exp in reading.outputs.items()}))
+    narrowed = replace(oracle, readings=readings, precision=model)
+    return judge_outputs(case, program, outputs, narrowed, named_policy(DEFAULT_POLICY, case.dtype))
 
 
 def _rank(j: Judgement):

@@ -42,6 +42,7 @@ from conformance.fuzz.signature import case_tokens, cause, origin, signature
 from conformance.fuzz.strategies import Scope, draw_case, with_id
 from conformance.gate import classify
 from conformance.run import Engine, MemoryStore, Options, Pool
+from conformance.run.probe import measured
 
 #: verdicts that are findings (a rejected *valid* case and a suite error included)
 FINDING_VERDICTS = tuple(FAILING) + ("error",)
@@ -300,6 +301,8 @@ class Campaign:
             os.environ.setdefault("PYTHONWARNINGS", "ignore::RuntimeWarning")
             try:
                 with Pool(cfg.jobs) as pool:
+                    # each target's effective configuration, measured, so ids name it as the corpus's do
+                    cfg.targets = measured(cfg.targets, pool, folder=tmp)
                     self.examiner = Examiner(cfg.targets, pool, Path(tmp) / "work", cfg.timeout, cfg.prec,
                                              self.gate, cfg.tolerance)
                     try:

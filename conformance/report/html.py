@@ -16,6 +16,8 @@ from pathlib import Path
 
 import jinja2
 
+from conformance.runtimes.effective import describe_host, summary
+
 from conformance.report import view
 from conformance.report.svg import error_plot, series_of
 from conformance.report.view import PAGE_VERDICTS, SEVERITY, SHORT, family_of, num, severity
@@ -100,7 +102,8 @@ def _env() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
     env.filters.update(num=fmt_num, ratio=fmt_ratio, index=fmt_index, first_line=first_line, time=fmt_time,
-                       short=lambda v: SHORT.get(v, v), link=view.safe_link, sev=severity)
+                       short=lambda v: SHORT.get(v, v), link=view.safe_link, sev=severity,
+                       host=describe_host)
     env.globals.update(tokens=view.tokens, COLOURS=COLOURS, SEVERITY=SEVERITY, VERDICT_HELP=VERDICT_HELP, SHORT=SHORT)
     return env
 
@@ -123,8 +126,11 @@ def _run_targets(runs: list[dict], targets: list[view.Target]) -> list[dict]:
     out = []
     for t in targets:
         d = described.get(t.id, {})
+        configuration = d.get("configuration") or {}
         out.append({"id": t.id, "runtime": t.runtime, "version": t.version, "device": t.device,
-                    "config": t.config, "spec": t.spec, "plugin": t.plugin, "description": d.get("description", "")})
+                    "config": d.get("config", t.config), "spec": t.spec, "plugin": t.plugin,
+                    "description": d.get("description", ""), "configuration": configuration,
+                    "measured": summary(configuration) if configuration else "not measured (no run.json entry)"})
     return out
 
 

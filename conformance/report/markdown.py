@@ -8,6 +8,8 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from conformance.runtimes.effective import describe_host
+from conformance.runtimes.effective import summary as configuration_summary
 from conformance.report.view import (FAILING, SEVERITY, gate_summary, natural_key, safe_link, severity,
                                      spec_key)
 
@@ -135,6 +137,10 @@ def summary(records: list[dict], run_info=None, clusters: list[dict] | None = No
                        f"{text(c.get('verdict', '?'))} on {code(c.get('target', '?'))}")
     out.append("")
 
+    configured = _configurations(runs)
+    if configured:
+        out += ["## Measured configurations", ""] + configured + [""]
+
     skipped = [s for r in runs for s in (r.get("skipped_runtimes") or [])]
     if skipped:
         out += ["## Skipped runtimes", ""]
@@ -142,6 +148,21 @@ def summary(records: list[dict], run_info=None, clusters: list[dict] | None = No
             out.append(f"- {code(s.get('runtime', '?'))}: {text(s.get('reason', ''))}")
         out.append("")
     return "\n".join(out)
+
+
+def _configurations(runs: list[dict]) -> list[str]:
+    """The host and each runtime configuration's measured configuration (once, not per spec)."""
+    lines, seen = [], set()
+    for run in runs:
+        if run.get("host"):
+            lines.append(f"- host: {text(describe_host(run['host']))}")
+        for t in run.get("targets") or []:
+            name = str(t.get("id", "?")).rsplit("@", 1)[0]
+            if not isinstance(t, dict) or not t.get("configuration") or name in seen:
+                continue
+            seen.add(name)
+            lines.append(f"- {code(name)}: {text(configuration_summary(t['configuration']))}")
+    return lines
 
 
 def write_markdown(records: list[dict], run_info, path, clusters: list[dict] | None = None) -> Path:

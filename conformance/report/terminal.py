@@ -37,6 +37,11 @@ def summary(console: Console, records: list, load_errors, skipped, out_dir, *, r
     for e in load_errors:
         console.print(f"[red]case error[/] {escape(str(e))}", highlight=False, soft_wrap=True)
     for entry in unused:
+        if entry.config:  # a configuration this machine's targets may simply not have
+            console.print(f"expectation at {entry.where} covers nothing here: no failing pair ran in its "
+                          f"configuration ({escape(entry.config_text)}) on this machine", highlight=False,
+                          soft_wrap=True)
+            continue
         console.print(f"[yellow]warning[/] expectation at {entry.where} matches nothing ({escape(entry.reason)})",
                       highlight=False, soft_wrap=True)
     fixed = [r for r in records if r.get("gate") == "fixed"]

@@ -14,6 +14,8 @@ import math
 import re
 from collections import Counter, defaultdict
 
+from conformance.runtimes.effective import config_label
+
 #: worst first: the order a cell's colour is chosen by
 SEVERITY = ("crash", "error", "timeout", "fail", "accepted-invalid", "rejected", "unspecified",
             "not-expressible", "pass")
@@ -143,7 +145,8 @@ class Target:
         self.runtime = str(rec.get("runtime", "?"))
         self.version = str(rec.get("runtime_version") or rec.get("version") or "")
         self.device = str(rec.get("device") or "")
-        self.config = str(rec.get("config") or "default")
+        # the configuration asked for, and the precision it computes float32 in where not f32's
+        self.config = config_label(str(rec.get("config") or "default"), str(rec.get("target_precision") or ""))
         self.spec = str(rec.get("spec") or "")
         self.plugin = bool(rec.get("plugin"))
         self.description = str(rec.get("description_target") or "")

@@ -6,6 +6,15 @@ zeroed, sequence lengths full, direction forward, ...). A feature whose removal 
 is necessary to the failure; when no single removal flips the verdict, pairs are tried. Groups on a
 target whose features explain them the same way form one cluster, stated as a sentence:
 "fails whenever peepholes are non-zero".
+
+The configuration is an axis too. A group on a target that computes in a narrower precision than
+the model's type (OpenVINO's default configuration on a bf16 CPU) is split by its pairs' second
+judgement, against that precision (the record's ``declared``). Where that passes, the group's first
+case is re-run with the precision pinned (the runtime's ``precision=pinned`` target, where it has
+one): "fails only in the default configuration, which computes in bf16 on this CPU". Where it
+fails, the features are ablated on the target itself, a variant counting as clean when it is
+within its declared precision, so the cause is what is wrong beyond the precision: "fails whenever
+peepholes are non-zero (beyond its declared bf16)".
 """
 
 from __future__ import annotations
@@ -23,7 +32,10 @@ from conformance.run.engine import Engine, Options
 from conformance.run.results import MemoryStore
 
 ABLATED_VERDICTS = ("fail", "rejected", "crash", "timeout")
-CLEAN = ("pass", "unspecified")
+#: a variant whose verdict is one of these no longer shows the failure; "within-declared" is a fail
+#: against the model's type that its narrower declared precision accepts
+CLEAN = ("pass", "unspecified", "within-declared")
+PINNED = "precision=pinned"
 VERB = {"fail": "fails", "rejected": "rejects the case", "crash": "crashes", "timeout": "times out"}
 
 
@@ -121,20 +133,55 @@ def _family(case_id: str) -> str:
     return case_id.split("[", 1)[0]
 
 
+def _declared(record: dict) -> str:
+    """The pair's second judgement, against the narrower precision it computed in: pass, fail, or
+    '' where it computed in the model's type."""
+    return (record.get("declared") or {}).get("verdict") or ""
+
+
 def groups(records: list[dict], cases_by_id: dict) -> dict:
-    """(target, verdict, family) -> failing case ids, for valid cases only."""
+    """(target, verdict, family, declared) -> failing case ids, for valid cases only."""
     out = defaultdict(list)
     for r in records:
         if r["verdict"] in ABLATED_VERDICTS and r.get("expect", "valid") == "valid" and r["case"] in cases_by_id:
-            out[(r["target"], r["verdict"], _family(r["case"]))].append(r["case"])
+            out[(r["target"], r["verdict"], _family(r["case"]), _declared(r))].append(r["case"])
     return out
 
 
+def _label(record: dict) -> str:
+    if record["verdict"] == "fail" and _declared(record) == "pass":
+        return "within-declared"
+    return record["verdict"]
+
+
 def _run(variants: list, target, pool, folder: Path, timeout: float) -> dict:
-    """Verdicts of the variant cases on one target: {variant id: verdict}."""
+    """Verdicts of the variant cases on one target: {variant id: verdict, or "within-declared"}."""
     store = MemoryStore(folder)
     Engine(variants, [target], store, Options(out_dir=folder, timeout=timeout, write_programs=False)).run(pool)
-    return {r["case"]: r["verdict"] for r in store.records}
+    return {r["case"]: _label(r) for r in store.records}
+
+
+def pinned_sibling(target, targets):
+    """The same runtime, version, device and spec with its precision pinned to the model's type."""
+    if target.config == PINNED:
+        return None
+    return next((t for t in targets if t.config == PINNED and (t.runtime, t.version, t.device, t.spec, t.format)
+                 == (target.runtime, target.version, target.device, target.spec, target.format)), None)
+
+
+def _configuration_cause(target, precision: str, pinned_verdict: str | None) -> str:
+    """'fails only in the default configuration, which computes in bf16 on this CPU (AMD EPYC): ...'"""
+    from conformance.runtimes.effective import describe_host, host
+    where = f"on this CPU ({describe_host(host())})" if target.device == "CPU" else f"on {target.device}"
+    head = (f"fails only in the {target.config} configuration, which computes in {precision} {where}: "
+            f"within the {precision} bound")
+    if pinned_verdict is None:
+        return head + " (no pinned-precision configuration to compare with)"
+    if pinned_verdict in CLEAN:
+        return head + ", and passes with the precision pinned"
+    return (f"fails in both configurations: in the {target.config} one it is within the {precision} bound it "
+            f"computes in {where}, and with the precision pinned it is {pinned_verdict} too (the pinned "
+            f"target's cluster names the cause)")
 
 
 def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budget: int = 1500,
@@ -154,6 +201,11 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
         target = targets_by_id.get(target_id)
         if target is None:
             continue
+        within = [(key, ids) for key, ids in items if key[3] == "pass"]
+        items = [(key, ids) for key, ids in items if key[3] != "pass"]
+        if within:
+            spent += _ablate_configuration(within, target, targets, cases_by_id, records, pool, folder, timeout,
+                                           explained, budget - spent)
         plans = []
         for key, ids in items:
             case = cases_by_id[ids[0]]
@@ -170,7 +222,8 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
                         "verdict": singles.get(v.id, "missing")} for name, v in variants.items()]
             necessary = [f for f in present if singles.get(variants[f.name].id) in CLEAN]
             if necessary:
-                cause = f"{VERB[key[1]]} whenever " + " and ".join(f.sentence(case) for f in necessary)
+                cause = (f"{VERB[key[1]]} whenever " + " and ".join(f.sentence(case) for f in necessary)
+                         + _beyond(key, records))
                 explained.append((key, ids, cause, [f.name for f in necessary], results))
             else:
                 pair_plans.append((key, ids, case, present, results))
@@ -197,19 +250,57 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
             if flipped:
                 a, b = flipped[0]
                 cause = (f"{VERB[key[1]]} whenever {a.sentence(case)} or {b.sentence(case)} "
-                         f"(removing either alone is not enough)")
+                         f"(removing either alone is not enough)" + _beyond(key, records))
                 features = [a.name, b.name]
             else:
                 kept = ", ".join(f.name for f in present) or "no optional feature"
                 cause = (f"{VERB[key[1]]} even with any single feature removed ({kept}): the plain "
                          f"{case.op} {case.form} path diverges" if present else
-                         f"{VERB[key[1]]} on the plain {case.op} {case.form} path (no optional feature to remove)")
+                         f"{VERB[key[1]]} on the plain {case.op} {case.form} path (no optional feature to remove)"
+                         ) + _beyond(key, records)
                 features = []
             explained.append((key, ids, cause, features, results))
     clusters = _merge(explained, cases_by_id)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / "clusters.json").write_text(json.dumps(clusters, indent=2))
     return clusters
+
+
+def _precision_of(records: list[dict], target_id: str, case_id: str) -> str:
+    for r in records:
+        if r["target"] == target_id and r["case"] == case_id:
+            return (r.get("declared") or {}).get("precision") or (r.get("effective") or {}).get("precision", "?")
+    return "?"
+
+
+def _beyond(key, records) -> str:
+    """' (beyond its declared bf16)' for a group wrong beyond the narrower precision it computed in."""
+    if key[3] != "fail":
+        return ""
+    precision = next(((r.get("declared") or {}).get("precision") for r in records
+                      if r["target"] == key[0] and _declared(r) == "fail"), "")
+    return f" (beyond its declared {precision})" if precision else ""
+
+
+def _ablate_configuration(within, target, targets, cases_by_id, records, pool, folder, timeout, explained,
+                          budget) -> int:
+    """Groups whose pairs are within their declared narrower precision: re-run each group's first case
+    with the precision pinned, and explain the group by the configuration. Returns the runs spent."""
+    sibling = pinned_sibling(target, targets)
+    verdicts = {}
+    if sibling is not None and budget > 0:
+        firsts = [cases_by_id[ids[0]] for _, ids in within][:budget]
+        verdicts = _run(firsts, sibling, pool, folder, timeout)
+    for key, ids in within:
+        precision = _precision_of(records, key[0], ids[0])
+        pinned = verdicts.get(ids[0]) if sibling is not None else None
+        if sibling is not None and pinned is None:
+            pinned = "not run (the ablation budget was spent)"
+        cause = _configuration_cause(target, precision, pinned)
+        results = [] if sibling is None else [{"case": ids[0], "feature": "configuration",
+                                               "change": sibling.config_label, "verdict": pinned}]
+        explained.append((key, ids, cause, ["configuration"], results))
+    return len(verdicts)
 
 
 def _fair_quota(by_target: dict, cases_by_id: dict, budget: int) -> dict:
@@ -235,7 +326,7 @@ def _merge(explained, cases_by_id: dict | None = None) -> list[dict]:
     """One cluster per (target, verdict, cause). The sentences name no values (clip 0.5, Elu), so
     one cause is one cluster; the activations a cluster's cases use are listed beside it."""
     merged = {}
-    for (target, verdict, family), ids, cause, features, results in explained:
+    for (target, verdict, family, _), ids, cause, features, results in explained:
         key = (target, verdict, cause if features else f"{family}: {cause}")
         c = merged.setdefault(key, {"target": target, "verdict": verdict, "cause": cause, "features": features,
                                     "families": [], "cases": [], "ablations": []})

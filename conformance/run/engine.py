@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.case.features import features
-from conformance.compare import FAILING, for_case, judge_outputs
+from conformance.compare import FAILING, for_case, judge_computed_in, judge_outputs
 from conformance.run.workers import Job, Pool
+from conformance.runtimes.effective import BY_NAME, narrower, of_dtype
 from conformance.specs import SPECS, NotExpressible
 
 ORACLE_TIMEOUT = 600.0
@@ -27,6 +28,33 @@ def oracle_for(op: str, attributes: dict, tensors: dict, profile: str, prec: int
     import oracles
     attrs = {k: v for k, v in attributes.items() if k != "layout"}
     return oracles.evaluate(op, attrs, tensors, profile=profile, prec=prec)
+
+
+def effective_of(case, target, reported: dict) -> dict:
+    """The configuration one pair ran in: the runtime's own report on its compiled object for this
+    call where it names a precision (declared), else the target's probe for a float32 case
+    (measured), else the model's type (assumed). Where it is narrower than the model's type, how
+    it rounds: to nearest where the probe saw that precision round to nearest (and for f32, whose
+    conversions are IEEE's), else faithfully in any direction."""
+    reported = dict(reported or {})
+    precision = reported.pop("precision", "")
+    if precision in BY_NAME:
+        source = "declared by the runtime for this call"
+    elif case.dtype == "float32" and target.precision:
+        precision, source = target.precision, "measured by the arithmetic probe"
+    else:
+        precision, source = of_dtype(case.dtype).name, "assumed: the model's type"
+    found = {"precision": precision, "source": source, **reported}
+    if narrower(BY_NAME.get(precision), case.dtype) and "rounding" not in found:
+        probe = (target.configuration or {}).get("measured") or {}
+        found["rounding"] = ("nearest" if precision == "f32" else
+                             probe.get("rounding", "faithful") if probe.get("precision") == precision
+                             else "faithful")
+    return found
+
+
+#: the narrower-precision bounds kept for reuse across a case's targets
+BOUNDS_KEPT = 256
 
 
 @dataclass
@@ -79,6 +107,7 @@ def base_record(case, target) -> dict:
         "semantics": SPECS[target.spec].semantics if target.spec in SPECS else "",
         "target": target.id, "spec": target.spec, "runtime": target.runtime,
         "runtime_version": target.version, "device": target.device, "config": target.config,
+        "target_precision": target.precision,
         "plugin": target.plugin,
     }
 
@@ -95,6 +124,7 @@ class Engine:
         self.summary = RunSummary()
         self.oracle = {}                  # (case index, semantics profile) -> Outcome of the oracle
         self.waiting = defaultdict(list)  # (case index, profile) -> [(target, program, outcome)]
+        self.bounds = {}                  # (case index, profile, compute, choices) -> oracles.computed_in
 
     def pending_pairs(self):
         """(case index, case, targets still to run) for every case with something left to run."""
@@ -181,6 +211,8 @@ class Engine:
         case = self.cases[ci]
         extra = {"notes": list(prog.notes) + list(case.notes), "program": prog.files.get("model", ""),
                  "elapsed_s": round(outcome.elapsed, 6)}
+        if outcome.status in ("ok", "error"):
+            extra["effective"] = effective_of(case, target, outcome.effective)
         if outcome.status == "crash":
             return self._record(case, target, prog, "crash", outcome.error, extra)
         if outcome.status == "timeout":
@@ -210,7 +242,35 @@ class Engine:
             "oracle": dict(res.certificate, profile=SPECS[target.spec].semantics, readings=[r.name for r in res.readings],
                            ambiguities=list(res.ambiguities), precision=dict(res.precision)),
         })
+        effective = extra["effective"]
+        compute = BY_NAME.get(effective["precision"])
+        if narrower(compute, case.dtype) and tol.derived:
+            extra["declared"] = self._declared(ci, case, target, prog, outcome.value, res, compute,
+                                               effective.get("accumulation"), effective.get("rounding", "faithful"))
         self._record(case, target, prog, j.verdict, j.message, extra)
+
+    def _declared(self, ci: int, case, target, prog, outputs, res, compute, accumulation, rounding) -> dict:
+        """The pair judged against the precision it computed in (narrower than the model's type):
+        what a correct implementation in that arithmetic may do."""
+        import oracles
+        profile = SPECS[target.spec].semantics
+        attrs = {k: v for k, v in case.attributes.items() if k != "layout"}
+
+        def bounds_for(choices):
+            key = (ci, profile, compute.dtype, accumulation, rounding, tuple(sorted(choices.items())))
+            if key not in self.bounds:
+                if len(self.bounds) >= BOUNDS_KEPT:
+                    self.bounds.clear()
+                self.bounds[key] = oracles.computed_in(case.op, attrs, case.tensors, profile, choices,
+                                                       compute.dtype, accumulation, rounding)
+            return self.bounds[key]
+        try:
+            j = judge_computed_in(case, prog, outputs, res, bounds_for)
+        except Exception as exc:  # noqa: BLE001 - the second judgement costs itself, not the verdict
+            return {"precision": compute.name, "verdict": "error", "message": f"{type(exc).__name__}: {exc}"}
+        return {"precision": compute.name, "verdict": j.verdict, "ratio": j.ratio,
+                "max_abs_err": j.max_abs_err, "message": j.message,
+                "tolerance": (j.tolerance or {}).get("source", "")}
 
     def _record(self, case, target, prog, verdict, message, extra=None) -> None:
         rec = base_record(case, target)

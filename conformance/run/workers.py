@@ -36,10 +36,13 @@ class Outcome:
     error: str = ""             # error: "Type: message"; crash: the signal; timeout: the limit
     detail: str = ""            # a traceback tail
     elapsed: float = 0.0        # seconds inside the worker (ok / error)
+    effective: dict = field(default_factory=dict)  # run/probe: the runtime's effective() after the call
+    describe: dict = field(default_factory=dict)   # probe: the runtime's describe()
 
 
 def _serve(conn) -> None:
-    """Worker loop: receive (kind, payload), answer (status, value, error, detail, elapsed)."""
+    """Worker loop: receive (kind, payload), answer (status, value, error, detail, elapsed,
+    effective, describe)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     runtimes = {}
     while True:
@@ -51,22 +54,63 @@ def _serve(conn) -> None:
             return
         kind, payload = msg
         start = time.perf_counter()
+        runtime = None
         try:
-            if kind == "run":
+            if kind in ("run", "probe"):
                 ref, model, feeds = payload
                 runtime = runtimes.get(ref)
                 if runtime is None:
                     runtime = runtimes[ref] = ref.build()
-                conn.send(("started", None, "", "", 0.0))  # the timeout counts from here
+                conn.send(("started", None, "", "", 0.0, {}, {}))  # the timeout counts from here
                 start = time.perf_counter()
                 value = [_as_array(x) for x in runtime.run(model, feeds)]
             else:
                 func, args = payload
                 value = func(*args)
-            conn.send(("ok", value, "", "", time.perf_counter() - start))
+            elapsed = time.perf_counter() - start
+            conn.send(("ok", value, "", "", elapsed, _effective(runtime), _describe(runtime, kind)))
         except Exception as exc:  # the runtime's refusal, reported as its text
             tb = traceback.format_exc(limit=6)
-            conn.send(("error", None, f"{type(exc).__name__}: {exc}", tb[-2000:], time.perf_counter() - start))
+            conn.send(("error", None, f"{type(exc).__name__}: {exc}", tb[-2000:], time.perf_counter() - start,
+                       _effective(runtime), _describe(runtime, kind)))
+
+
+def _effective(runtime) -> dict:
+    """The runtime's own account of the configuration its last call ran in (``effective()``, an
+    optional part of the runtime contract); a method that fails says so instead."""
+    method = getattr(runtime, "effective", None)
+    if not callable(method):
+        return {}
+    try:
+        return _plain(method())
+    except Exception as exc:  # noqa: BLE001 - a broken report costs the report, not the verdict
+        return {"error": f"effective() failed: {type(exc).__name__}: {exc}"[:300]}
+
+
+def _describe(runtime, kind: str) -> dict:
+    method = getattr(runtime, "describe", None)
+    if kind != "probe" or not callable(method):
+        return {}
+    try:
+        return _plain(method())
+    except Exception as exc:  # noqa: BLE001
+        return {"error": f"describe() failed: {type(exc).__name__}: {exc}"[:300]}
+
+
+def _plain(value) -> dict:
+    """A runtime's report as plain JSON-able data (str, numbers, bools, lists, dicts)."""
+    if not isinstance(value, dict):
+        return {"error": f"expected a dict, got {type(value).__name__}"}
+
+    def clean(v):
+        if isinstance(v, (bool, int, float)) or v is None:
+            return v
+        if isinstance(v, dict):
+            return {str(k): clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple, set)):
+            return [clean(x) for x in v]
+        return str(v)[:200]
+    return clean(value)
 
 
 def _as_array(x):
@@ -87,7 +131,7 @@ class _Worker:
         self.job = job
         # building a runtime (its imports) may take a while on a busy machine: it gets its own,
         # generous limit; the job's timeout starts when the worker says the call has started
-        self.deadline = time.monotonic() + job.timeout + (BUILD_TIMEOUT if job.kind == "run" else 0)
+        self.deadline = time.monotonic() + job.timeout + (BUILD_TIMEOUT if job.kind in ("run", "probe") else 0)
         self.conn.send((job.kind, job.payload))
 
     def kill(self) -> None:
@@ -154,7 +198,7 @@ class Pool:
                     continue
                 if w.conn in ready:
                     try:
-                        status, value, error, detail, elapsed = w.conn.recv()
+                        status, value, error, detail, elapsed, effective, describe = w.conn.recv()
                     except (EOFError, OSError):
                         yield self._replace(i, "crash", self._crash_text(w))
                         continue
@@ -162,7 +206,7 @@ class Pool:
                         w.deadline = time.monotonic() + w.job.timeout
                         continue
                     job, w.job = w.job, None
-                    yield Outcome(job.key, status, value, error, detail, elapsed)
+                    yield Outcome(job.key, status, value, error, detail, elapsed, effective, describe)
                 elif w.proc.sentinel in ready or not w.proc.is_alive():
                     yield self._replace(i, "crash", self._crash_text(w))
                 elif time.monotonic() >= w.deadline:

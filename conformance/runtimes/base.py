@@ -3,7 +3,11 @@
 The minimal plugin contract (README, "Writing a runtime plugin"): an object with ``name`` (str),
 ``format = "onnx"`` and ``run(model: bytes, feeds: dict[str, numpy.ndarray]) -> list[numpy.ndarray]``
 returning the model's outputs in order; raising means the runtime rejected the model. Optional
-attributes ``version``, ``device`` and ``config`` (str) name the target more precisely.
+attributes ``version``, ``device`` and ``config`` (str) name the target more precisely. Optional
+methods report the configuration really in effect (:mod:`conformance.runtimes.effective`):
+``effective() -> dict``, called after each ``run``, says what that call computed in, read from the
+compiled or loaded object (``{"precision": "bf16", ...}``); ``describe() -> dict`` gives the
+target's static facts (device name, capabilities).
 """
 
 from __future__ import annotations
@@ -56,17 +60,31 @@ class Target:
     format: str = "onnx"
     plugin: bool = False
     description: str = ""  # what the target is, in words (e.g. "DirectML descriptor interpreter")
+    #: what a float32 model computes in here, as measured (conformance.run.probe): "bf16" where the
+    #: configuration computes in bf16; "" where not measured. Part of the id where not f32.
+    precision: str = ""
+    #: the measured configuration: declared (effective()), describe(), the probe's measurement
+    configuration: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def config_label(self) -> str:
+        """``default``, ``precision=pinned``, or with the effective precision where it is not
+        float32's: ``precision=default→bf16``."""
+        from conformance.runtimes.effective import config_label
+        return config_label(self.config, self.precision)
 
     @property
     def id(self) -> str:
-        config = "" if self.config == "default" else f"/{self.config}"
+        label = self.config_label
+        config = "" if label == "default" else f"/{label}"
         version = f"-{self.version}" if self.version else ""
         return f"{self.runtime}{version}/{self.device}{config}@{self.spec}"
 
     def to_json(self) -> dict:
         return {"id": self.id, "runtime": self.runtime, "version": self.version, "device": self.device,
                 "config": self.config, "spec": self.spec, "format": self.format, "plugin": self.plugin,
-                "description": self.description}
+                "description": self.description, "precision": self.precision,
+                "configuration": self.configuration}
 
 
 class RuntimeRejected(Exception):

@@ -6,6 +6,9 @@ import numpy as np
 
 #: providers that do not execute kernels themselves
 NOT_COMPUTE = {"AzureExecutionProvider"}
+#: provider options that change the arithmetic (CUDA's TF32 switch, TensorRT's reduced precisions)
+PRECISION_OPTIONS = ("use_tf32", "trt_fp16_enable", "trt_bf16_enable", "trt_int8_enable",
+                     "enable_cuda_graph")
 
 
 def providers() -> list[str]:
@@ -31,11 +34,34 @@ class OnnxRuntime:
         self.config = "default"
 
     def run(self, model: bytes, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        self._session = None
         options = self._ort.SessionOptions()
         options.log_severity_level = 4  # fatal only: refusals come back as exceptions
         options.intra_op_num_threads = 1
-        session = self._ort.InferenceSession(model, options, providers=[self.provider])
-        return session.run(None, feeds)
+        self._session = self._ort.InferenceSession(model, options, providers=[self.provider])
+        return self._session.run(None, feeds)
+
+    def effective(self) -> dict:
+        """The session's providers as it resolved them, and the precision options of the ones
+        that have them (CUDA's and TensorRT's TF32 and fp16 switches); the CPU provider has none
+        and computes in the model's type."""
+        session = getattr(self, "_session", None)
+        if session is None:
+            return {}
+        found = {"providers": session.get_providers()}
+        options = session.get_provider_options().get(self.provider, {})
+        for key in PRECISION_OPTIONS:
+            if key in options:
+                found[key] = options[key]
+        if str(options.get("use_tf32", "0")) == "1" and self.provider == "CUDAExecutionProvider":
+            found["precision"] = "tf32"
+        elif str(options.get("trt_fp16_enable", "0")).lower() in ("1", "true"):
+            found["precision"] = "f16"
+        return found
+
+    def describe(self) -> dict:
+        return {"provider": self.provider, "available_providers": self._ort.get_available_providers(),
+                "device": self._ort.get_device()}
 
 
 def targets(specs_by_format: dict):

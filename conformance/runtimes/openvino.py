@@ -1,10 +1,18 @@
 """OpenVINO reading the ONNX model through its ONNX frontend, per device and configuration.
 
 Two configurations: ``default`` (the device's own defaults, which on some CPUs compute in bf16)
-and ``precision=pinned`` (INFERENCE_PRECISION_HINT set to the model's element type).
+and ``precision=pinned`` (INFERENCE_PRECISION_HINT set to the model's element type). A
+configuration ``precision=bf16`` (or f16, f32) forces that hint; it is not a discovered target,
+but a plugin or a test can build one.
+
+After each run the adapter reports what the compiled model resolved its hints to
+(``effective()``: INFERENCE_PRECISION_HINT, EXECUTION_MODE_HINT), and once per target the device's
+own facts (``describe()``: FULL_DEVICE_NAME, OPTIMIZATION_CAPABILITIES, the denormals setting).
 """
 
 from __future__ import annotations
+
+import platform
 
 import numpy as np
 
@@ -21,44 +29,110 @@ def version() -> str:
     return ov.get_version().split("-")[0]
 
 
-class OpenVINOOnnxFrontend:
-    name = "openvino"
-    format = "onnx"
+#: x86 machine names; there the CPU plugin's bf16 dot products run on AVX512-BF16 (VDPBF16PS: pairs
+#: of bf16 products added into float32 lanes) or AMX (TDPBF16PS: float32 tiles), or are emulated in
+#: float32 where the CPU has neither: the products accumulate in float32, whatever rounds to bf16
+#: between the steps (Intel 64 and IA-32 Architectures Software Developer's Manual, vol. 2,
+#: VDPBF16PS and TDPBF16PS). Elsewhere (ARM's f16) the accumulation is not known: the judgement
+#: admits the worse one.
+X86 = ("x86_64", "amd64", "i686", "x86")
+
+#: what each run reports of its compiled model, and what describe() reads from the device
+COMPILED_PROPERTIES = ("INFERENCE_PRECISION_HINT", "EXECUTION_MODE_HINT")
+DEVICE_PROPERTIES = ("FULL_DEVICE_NAME", "OPTIMIZATION_CAPABILITIES", "CPU_DENORMALS_OPTIMIZATION")
+
+
+class Adapter:
+    """What both OpenVINO adapters share: compile under the configuration, report what the compiled
+    model resolved to (``effective``) and the device's facts (``describe``)."""
 
     def __init__(self, device: str = "CPU", config: str = "default"):
         import openvino as ov
-        self._ov = ov
         self.core = ov.Core()
         self.device = device
         self.config = config
         self.version = version()
+        self._compiled = None
+
+    def infer(self, model, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        self._compiled = None
+        outputs, self._compiled = infer(self.core, model, self.device, self.config, feeds)
+        return outputs
+
+    def effective(self) -> dict:
+        """The compiled model's own INFERENCE_PRECISION_HINT and EXECUTION_MODE_HINT (not what was
+        asked: the default configuration asks for nothing)."""
+        if self._compiled is None:
+            return {}
+        found = {}
+        for key in COMPILED_PROPERTIES:
+            try:
+                found[key] = _text(self._compiled.get_property(key))
+            except Exception as exc:  # noqa: BLE001 - a device without the property
+                found[key] = f"unavailable ({type(exc).__name__})"
+        from conformance.runtimes.effective import parse
+        precision = parse(found.get("INFERENCE_PRECISION_HINT"))
+        found = {"precision": precision.name if precision else "", **found}
+        if found["precision"] == "bf16" and self.device == "CPU" and platform.machine().lower() in X86:
+            found["accumulation"] = "float32"  # see X86_BF16_ACCUMULATION
+        return found
+
+    def describe(self) -> dict:
+        found = {}
+        for key in DEVICE_PROPERTIES:
+            try:
+                found[key] = _text(self.core.get_property(self.device, key))
+            except Exception:  # noqa: BLE001, S112 - a device without the property
+                continue
+        return found
+
+
+def _text(value) -> str | list:
+    """An OpenVINO property value as plain data: ov.Type 'bfloat16' -> 'bf16', enums by name."""
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    from conformance.runtimes.effective import parse
+    if "Type" in type(value).__name__:
+        precision = parse(repr(value))
+        return precision.name if precision else str(value)
+    return getattr(value, "name", None) or str(value)
+
+
+class OpenVINOOnnxFrontend(Adapter):
+    name = "openvino"
+    format = "onnx"
 
     def properties(self, model) -> dict:
         return compile_properties(model, self.config)
 
     def run(self, model: bytes, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-        return infer(self.core, self.core.read_model(model=model), self.device, self.config, feeds)
+        return self.infer(self.core.read_model(model=model), feeds)
 
 
 def compile_properties(model, config: str) -> dict:
     """The compile properties of a configuration: none for ``default``; for ``precision=pinned``,
-    INFERENCE_PRECISION_HINT = the model's element type (f32 where the hint has no such value)."""
+    INFERENCE_PRECISION_HINT = the model's element type (f32 where the hint has no such value);
+    for ``precision=bf16`` (f16, f32), that type."""
     import openvino as ov
-    if config != "precision=pinned":
+    if not config.startswith("precision="):
         return {}
+    asked = config.split("=", 1)[1]
+    hints = {"f32": ov.Type.f32, "f16": ov.Type.f16, "bf16": ov.Type.bf16}
+    if asked in hints:
+        return {"INFERENCE_PRECISION_HINT": hints[asked]}
     element = model.inputs[0].get_element_type()
-    hint = element if element in (ov.Type.f32, ov.Type.f16, ov.Type.bf16) else ov.Type.f32
+    hint = element if element in hints.values() else ov.Type.f32
     return {"INFERENCE_PRECISION_HINT": hint}
 
 
-def infer(core, model, device: str, config: str, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+def infer(core, model, device: str, config: str, feeds: dict[str, np.ndarray]):
     """Compile ``model`` on ``device`` under ``config``, run it once on ``feeds`` (by input name),
-    and return every output in the model's order. bfloat16 travels as raw bits both ways (the
-    Python bindings have no numpy bfloat16)."""
+    and return every output in the model's order, and the compiled model. bfloat16 travels as raw
+    bits both ways (the Python bindings have no numpy bfloat16)."""
     import openvino as ov
     compiled = core.compile_model(model, device, compile_properties(model, config))
     result = compiled.create_infer_request().infer({name: _to_tensor(ov, arr) for name, arr in feeds.items()})
-    return [_from_output(ov, out, result[out]) for out in compiled.outputs]
+    return [_from_output(ov, out, result[out]) for out in compiled.outputs], compiled
 
 
 def _to_tensor(ov, arr: np.ndarray):

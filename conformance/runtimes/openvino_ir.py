@@ -14,8 +14,8 @@ import numpy as np
 from conformance.runtimes.base import RuntimeRejected
 from conformance.runtimes.openvino import (
     CONFIGS,
+    Adapter,
     devices,
-    infer,
     version,
 )
 from conformance.specs.openvino import BUILD_ERROR_SUFFIX
@@ -23,19 +23,13 @@ from conformance.specs.openvino import BUILD_ERROR_SUFFIX
 FORMAT = "openvino-ir"
 
 
-class OpenVINOIR:
+class OpenVINOIR(Adapter):
     name = "openvino"
     format = FORMAT
     description = "OpenVINO reading the IR (xml + bin) from its files"
 
-    def __init__(self, device: str = "CPU", config: str = "default"):
-        import openvino as ov
-        self.core = ov.Core()
-        self.device = device
-        self.config = config
-        self.version = version()
-
     def run(self, model: str, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        self._compiled = None  # a refusal below compiles nothing: effective() reports nothing
         path = Path(model)
         if path.name.endswith(BUILD_ERROR_SUFFIX):
             # the IR could not be built: OpenVINO's own op validation refused the case
@@ -45,8 +39,7 @@ class OpenVINOIR:
         weights = path.with_suffix(".bin")
         if not weights.exists():
             raise RuntimeRejected(f"the IR's weights {str(weights)!r} are missing beside {path.name!r}")
-        ov_model = self.core.read_model(str(path), str(weights))
-        return infer(self.core, ov_model, self.device, self.config, feeds)
+        return self.infer(self.core.read_model(str(path), str(weights)), feeds)
 
 
 def targets(specs_by_format: dict):

@@ -34,10 +34,34 @@ class TorchRuntime:
         self.config = "default"
         self._where = torch.device("cuda" if device == "CUDA" else "cpu")
 
+    def effective(self) -> dict:
+        """torch's switches that change float32 arithmetic: TF32 in cuDNN (its RNN kernels) and
+        in matmul, and the float32 matmul precision. They matter on CUDA only; on the CPU torch
+        computes in the model's type."""
+        torch = self._torch
+        found = {"cudnn.allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+                 "cuda.matmul.allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+                 "float32_matmul_precision": torch.get_float32_matmul_precision()}
+        if (self.device == "CUDA" and getattr(self, "_dtype", "") == "float32" and found["cudnn.allow_tf32"]
+                and torch.cuda.get_device_capability(0)[0] >= 8):  # TF32 exists from Ampere (8.0) on
+            found["precision"] = "tf32"
+        return found
+
+    def describe(self) -> dict:
+        torch = self._torch
+        found = {"device": str(self._where), "threads": torch.get_num_threads(),
+                 "mkldnn": bool(torch.backends.mkldnn.is_available())}
+        if self.device == "CUDA":
+            found["device_name"] = torch.cuda.get_device_name(0)
+            found["capability"] = ".".join(map(str, torch.cuda.get_device_capability(0)))
+            found["cudnn"] = torch.backends.cudnn.version()
+        return found
+
     def run(self, model, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
         torch = self._torch
         path = Path(model)
         desc = json.loads(path.read_text())
+        self._dtype = desc["dtype"]
         dtype = getattr(torch, desc["dtype"])  # float32 | float64 | float16 | bfloat16
         module = self._module(desc).to(device=self._where, dtype=dtype)
         with np.load(path.parent / desc["weights"]) as stored:

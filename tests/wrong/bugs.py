@@ -207,6 +207,16 @@ class WrongPeepholeOldCell(WrongImplementation):
     select = "lstm/peephole_output_gate"
 
 
+class WrongPeepholesIgnored(WrongImplementation):
+    """The peephole input P is ignored, as OpenVINO's ONNX frontend does (LSTMSequence-5 has none)."""
+
+    name = "wrong-peepholes-ignored"
+    bug = "peepholes-ignored"
+    ops = ("LSTM",)
+    visible_when = "LSTM with a non-zero P"
+    select = "lstm/peephole_output_gate"
+
+
 class WrongBidirectionalOrder(WrongImplementation):
     """Bidirectional outputs stacked reverse first on the direction axis of Y, Y_h and Y_c."""
 

@@ -100,6 +100,7 @@ BUGS = {
                           "of sequence_lens (Y is 0 past a sequence's length)",
     "input-forget-i-from-f": "input_forget = 1 couples the gates as it = 1 - ft (OpenVINO's "
                              "LSTMCell-1 reading; a documented reading, SPECS.md point 1)",
+    "peepholes-ignored": "the peephole input P is ignored (as OpenVINO's ONNX frontend does)",
     "benign-noise": "outputs multiplied by (1 + noise_eps * eps) of the compute type (eps = 2^-23 "
                     "in float32): a correct-enough implementation that a good tolerance must accept",
 }
@@ -405,7 +406,7 @@ class NumpyRNN:
         f, g, hf = acts
         gates = xw + self.matmul(h, r) + rb
         gi, go, gf, gc = (gates[:, k * hs:(k + 1) * hs] for k in range(4))
-        pi, po, pf = (p.P[d, k * hs:(k + 1) * hs] for k in range(3))
+        pi, po, pf = (p.P[d, k * hs:(k + 1) * hs] * (self.bug != "peepholes-ignored") for k in range(3))
         one = p.compute.type(1)
         if p.input_forget and self.bug == "input-forget-i-from-f":
             ft = self.act(p, f, gf + pf * c)
