@@ -67,10 +67,12 @@ def find_wrong(seconds: float, jobs: int, seed: int, only=()) -> list[dict]:
         targets = plugin_targets(path, {"onnx": ["onnx-22"]})
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "found"
-            cfg = CampaignConfig(targets=targets, out_dir=out, budget_s=seconds, jobs=jobs, seed=seed, database=None,
-                                 scope=Scope(ops=tuple(cls.ops)), shrink_grace_s=seconds, plugins={cls.name: path})
+            # `seconds` of search, as much again for shrinking: the budget holds both
+            cfg = CampaignConfig(targets=targets, out_dir=out, budget_s=2 * seconds, jobs=jobs, seed=seed,
+                                 database=None, scope=Scope(ops=tuple(cls.ops)), search_share=0.5,
+                                 plugins={cls.name: path})
             res = Campaign(cfg).run()
-            first = res.first_failure_at.get(targets[0].id)
+            first = res.first_failure_at.get(cfg.targets[0].id)  # measured: its id names its precision
             cases, _ = load_paths([out])
             sizes = [dict(c.shape, hidden_size=c.hidden_size) for c in cases]
         rows.append({

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
-from collections import Counter
 import json
 import platform
+import re
+import signal
 import sys
+from collections import Counter
 from pathlib import Path
 
 import click
@@ -20,13 +23,48 @@ from conformance.report import terminal
 from conformance.run import Engine, Options, Pool, ResultStore, SelectError, compile_expression
 from conformance.run.ablation import ABLATED_VERDICTS, ablate
 from conformance.run.engine import write_run_info
-from conformance.run.probe import measured
-from conformance.runtimes import discover
+from conformance.run.files import Busy, OutLock, WriteError, is_write_error, write_atomic, write_error
+from conformance.run.probe import PROBE_TIMEOUT, measured
+from conformance.runtimes.discovery import discover
 from conformance.runtimes.effective import describe_host, host, summary as configuration_summary
 from conformance.selection import check_tolerance, select_targets, specs_by_format
 
 DEFAULT_CASES = ("cases",)
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
+UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "kib": 1 << 10, "m": 1e6, "mb": 1e6, "mib": 1 << 20, "g": 1e9,
+         "gb": 1e9, "gib": 1 << 30, "t": 1e12, "tb": 1e12, "tib": 1 << 40}
+
+
+def parse_size(text) -> int | None:
+    """'4GiB', '500MB', '1e9' -> bytes; None -> None (the default); '0' -> 0 (no limit)."""
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([a-z]*)\s*", str(text).lower())
+    if not m or m.group(2) not in UNITS:
+        raise click.BadParameter(f"{text!r} is not a size; write it like 4GiB, 500MB or 0 (no limit)")
+    return int(float(m.group(1)) * UNITS[m.group(2)])
+
+
+def limit_options(command):
+    """--max-elements and --max-macs (conformance.case.limits), kept in the context, not passed on."""
+    def store(field):
+        def callback(ctx, _param, value):
+            if value is not None:
+                ctx.meta.setdefault("case_limits", {})[field] = value
+        return callback
+    command = click.option("--max-elements", type=click.IntRange(1), default=None, metavar="N", expose_value=False,
+                           callback=store("max_elements"),
+                           help="Most tensor elements one case may have (default 2**27); a case over it is a case-file error.")(command)
+    return click.option("--max-macs", type=click.IntRange(1), default=None, metavar="N", expose_value=False,
+                        callback=store("max_macs"),
+                        help="Most multiply-adds one case may need (default 1e12); a case over it is a case-file error.")(command)
+
+
+def case_limits():
+    """The case-loading limits of this command: the defaults, with --max-elements/--max-macs."""
+    import dataclasses
+    from conformance.case.limits import DEFAULT_LIMITS
+    return dataclasses.replace(DEFAULT_LIMITS, **click.get_current_context().meta.get("case_limits", {}))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -59,9 +97,15 @@ def main():
               help="Explain failing groups by re-running them with one feature removed at a time (OUT/clusters.json).")
 @click.option("--ablation-budget", default=4000, show_default=True, type=click.IntRange(0),
               help="At most this many ablation runs.")
+@click.option("--ablation-time", default=600.0, show_default=True, type=click.FloatRange(0),
+              help="At most this many seconds of ablation; groups left over are listed as not ablated.")
+@click.option("--memory-limit", default=None, metavar="SIZE", callback=lambda ctx, p, v: parse_size(v),
+              help="Memory one worker (with what it started) may hold, e.g. 4GiB or 500MB; 0 for none. "
+                   "Default: half the machine's memory shared by --jobs workers.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@limit_options
 def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, timeout, fresh, prec, no_entry_points,
-        expectation_paths, baseline, ablation, ablation_budget, tolerance_policy, quiet):
+        expectation_paths, baseline, ablation, ablation_budget, ablation_time, tolerance_policy, memory_limit, quiet):
     """Run cases (default: ./cases) on every runtime present and write OUT/results.jsonl.
 
     Exit status: 0 when no verdict is a new failure; 1 when a verdict is fail, rejected (a valid
@@ -85,20 +129,48 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
         base = Baseline.load(baseline) if baseline else None
     except ExpectationsError as exc:
         raise click.UsageError(str(exc)) from exc
+    if base is not None and base.skipped:
+        console.print(f"warning: {baseline}: {base.skipped} line(s) that are not results skipped (the first at line "
+                      f"{base.first_skipped})", highlight=False, markup=False, soft_wrap=True)
     gate = (lambda rec: classify(rec, expectations, base)) if (expectations or base) else None
 
-    cases, load_errors = load_paths(paths)
+    cases, load_errors = load_paths(paths, limits=case_limits())
     cases = [c for c in cases if select(c.id)]
-    store = ResultStore(out_dir, resume=not fresh)
-    (Path(out_dir) / "load_errors.json").write_text(json.dumps([e.to_json() for e in load_errors], indent=2))
     options = Options(out_dir=Path(out_dir), jobs=jobs, timeout=timeout, prec=prec, tolerance=tolerance_policy)
-    with Pool(jobs) as pool:
-        targets = measured(targets, pool, folder=out_dir)  # each target's effective configuration
+    try:
+        with OutLock(out_dir), ended_by_sigterm():
+            code = _execute(console, cases, load_errors, targets, skipped, options, fresh, expectations, base,
+                            gate, ablation, ablation_budget, ablation_time, memory_limit, quiet)
+    except Busy as exc:
+        console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
+        sys.exit(EXIT_USAGE)
+    except WriteError as exc:
+        console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
+        sys.exit(EXIT_USAGE)
+    except OSError as exc:
+        if not is_write_error(exc):
+            raise
+        console.print(f"error: {write_error(exc, exc.filename or out_dir)}", highlight=False, markup=False,
+                      soft_wrap=True)
+        sys.exit(EXIT_USAGE)
+    sys.exit(code)
+
+
+def _execute(console, cases, load_errors, targets, skipped, options, fresh, expectations, base, gate, ablation,
+             ablation_budget, ablation_time, memory_limit, quiet) -> int:
+    """The run proper, inside the output folder's lock: the exit status."""
+    out_dir, jobs, timeout = options.out_dir, options.jobs, options.timeout
+    store = ResultStore(out_dir, resume=not fresh)
+    write_atomic(Path(out_dir) / "load_errors.json", json.dumps([e.to_json() for e in load_errors], indent=2))
+    with Pool(jobs, memory_limit=memory_limit) as pool:
+        # each target's effective configuration; a runtime that hangs on the probe costs its timeout once
+        targets = measured(targets, pool, timeout=min(timeout, PROBE_TIMEOUT), folder=out_dir)
         info = {
             "suite": __version__, "started": datetime.datetime.now(datetime.timezone.utc).isoformat(),
             "argv": sys.argv, "python": platform.python_version(), "platform": platform.platform(),
             "host": host(), "cases": len(cases), "targets": [t.to_json() for t in targets],
             "skipped_runtimes": [s.__dict__ for s in skipped], "load_errors": len(load_errors),
+            "memory_limit": pool.memory_limit,
         }
         write_run_info(out_dir, info)
         if not quiet:
@@ -122,7 +194,8 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
         if ablation and any(r["verdict"] in ABLATED_VERDICTS for r in latest):
             if not quiet:
                 console.print("ablating the failing groups to name their causes ...")
-            clusters = ablate(latest, cases, targets, pool, out_dir, budget=ablation_budget, timeout=timeout)
+            clusters = ablate(latest, cases, targets, pool, out_dir, budget=ablation_budget, timeout=timeout,
+                              seconds=ablation_time)
     # judge the whole selection, resumed pairs included, under today's expectations
     if expectations:
         for entry in expectations.entries:
@@ -140,7 +213,23 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
     terminal.summary(console, records, load_errors, skipped, out_dir, ran=sum(summary.counts.values()),
                      resumed=summary.skipped_pairs, wall_s=summary.wall_s,
                      unused=expectations.unused() if expectations else (), clusters=clusters)
-    sys.exit(EXIT_FAILURES if new or load_errors else EXIT_OK)
+    return EXIT_FAILURES if new or load_errors else EXIT_OK
+
+
+@contextlib.contextmanager
+def ended_by_sigterm():
+    """SIGTERM ends the run the way Ctrl-C does: every worker group is killed on the way out."""
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def print_configurations(console, targets) -> None:
@@ -172,6 +261,7 @@ def write_reports(records: list, info: dict, out_dir: Path, clusters) -> None:
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("-k", "expr", default="", help="Select cases by id.")
 @click.option("--targets", "show_targets", is_flag=True, help="List the targets present instead of cases.")
+@limit_options
 def list_(paths, expr, show_targets):
     """List the cases the corpus expands to (or the targets present), and any case-file errors."""
     if show_targets:
@@ -184,8 +274,11 @@ def list_(paths, expr, show_targets):
         for s in skipped:
             click.echo(f"skipped {s.runtime}: {s.reason}", err=True)
         return
-    cases, errors = load_paths(paths or DEFAULT_CASES)
-    select = compile_expression(expr)
+    try:
+        select = compile_expression(expr)
+    except SelectError as exc:
+        raise click.UsageError(str(exc)) from exc
+    cases, errors = load_paths(paths or DEFAULT_CASES, limits=case_limits(), materialize=False)
     for c in cases:
         if select(c.id):
             click.echo(f"{c.id}\t{c.expect}\t{c.file}:{c.source.line}")

@@ -57,14 +57,20 @@ With a baseline, a failing pair fails the run only when it was not failing in th
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import jsonschema
 import yaml
 
-from conformance.case.yamlio import Where, load_yaml, where_of
+from conformance.case.limits import DEFAULT_LIMITS, Limits, clip, clip_text
+from conformance.case.schema import describe_error, known_keys
+from conformance.case.yamlio import (FileProblem, Where, decode_utf8, describe_yaml_error, load_yaml,
+                                     open_regular, read_text, where_of)
 from conformance.compare import FAILING
+from conformance.gate_schema import ALL_VERDICTS, SCHEMA as EXPECTATIONS_SCHEMA
 
 KINDS = ("known-bug", "unsupported", "spec-ambiguity", "reduced-precision")
 #: what ``within`` may require of a pair's second judgement (the record's ``declared``)
@@ -76,10 +82,61 @@ class ExpectationsError(ValueError):
     """A malformed expectations file; the message has file:line."""
 
 
-def glob_to_regex(pattern: str, flags: int = 0) -> re.Pattern:
-    """`*` and `?` wildcards only: case ids contain `[`, `]` and `=`, which match literally."""
-    parts = [".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern]
-    return re.compile("".join(parts) + r"\Z", flags)
+class Glob:
+    """A glob with `*` and `?` wildcards only (case ids contain `[`, `]` and `=`, which match
+    literally), matched against the whole text in linear time: the pattern's literal runs between
+    `*`s are found left to right, each at its first occurrence, which never backtracks (a regex
+    `.*a.*a.*b` can take exponential time on a long id)."""
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self.pattern = pattern
+        self.fold = bool(flags & re.IGNORECASE)
+        text = pattern.lower() if self.fold else pattern
+        pieces = text.split("*")
+        self._head, self._tail = pieces[0], pieces[-1]
+        self._middle = [p for p in pieces[1:-1] if p]
+        self._star = len(pieces) > 1
+        # a piece with `?` is found by a regex with no repetition: it cannot backtrack
+        self._find = {p: re.compile("".join("." if ch == "?" else re.escape(ch) for ch in p), re.DOTALL)
+                      for p in self._middle if "?" in p}
+
+    @staticmethod
+    def _fits(piece: str, text: str, at: int) -> bool:
+        """`piece` (with `?`) matches text[at:at+len(piece)]."""
+        if at < 0 or at + len(piece) > len(text):
+            return False
+        return all(p == "?" or p == t for p, t in zip(piece, text[at:at + len(piece)]))
+
+    def match(self, text: str) -> bool:
+        text = str(text)
+        if self.fold:
+            text = text.lower()
+        if not self._star:
+            return len(text) == len(self._head) and self._fits(self._head, text, 0)
+        head, tail = self._head, self._tail
+        if len(head) + len(tail) > len(text) or not self._fits(head, text, 0):
+            return False
+        end = len(text) - len(tail)
+        if not self._fits(tail, text, end):
+            return False
+        pos = len(head)
+        for piece in self._middle:
+            found = (self._find[piece].search(text, pos, end) if piece in self._find else None)
+            at = (found.start() if found else -1) if piece in self._find else text.find(piece, pos, end)
+            if at < 0:
+                return False
+            pos = at + len(piece)
+        return True
+
+    def __repr__(self) -> str:
+        return f"Glob({self.pattern!r}{', IGNORECASE' if self.fold else ''})"
+
+
+def glob_to_regex(pattern: str, flags: int = 0) -> Glob:
+    """The matcher of a glob (`*` and `?` only): an object with ``.match(text)``, like a compiled
+    regex's but true only for the whole text, in linear time (:class:`Glob`). ``re.IGNORECASE``
+    in `flags` ignores letter case."""
+    return Glob(pattern, flags)
 
 
 def _patterns(value) -> list[re.Pattern]:
@@ -144,10 +201,19 @@ class Expectations:
     entries: list = field(default_factory=list)
 
     @classmethod
-    def load(cls, paths) -> "Expectations":
-        entries = []
+    def load(cls, paths, limits: Limits = DEFAULT_LIMITS) -> "Expectations":
+        """Every entry of the files (and folders of files) `paths`, each file once; the first
+        problem raises :class:`ExpectationsError` with file:line."""
+        entries, seen = [], set()
         for path in _files(paths):
-            entries += _load_file(path)
+            try:
+                identity = Path(path).resolve()
+            except (OSError, RuntimeError):
+                identity = Path(path).absolute()
+            if identity in seen:
+                continue
+            seen.add(identity)
+            entries += _load_file(path, limits)
         return cls(entries)
 
     def match(self, record: dict) -> Entry | None:
@@ -179,22 +245,30 @@ def _files(paths) -> list[Path]:
     return out
 
 
-def _load_file(path: Path) -> list[Entry]:
+_EXPECTATIONS_VALIDATOR = jsonschema.Draft202012Validator(EXPECTATIONS_SCHEMA)
+_EXPECTATIONS_KEYS = known_keys(EXPECTATIONS_SCHEMA)
+
+
+def _load_file(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Entry]:
     name = str(path)
     try:
-        doc = load_yaml(path.read_text(encoding="utf-8"), name)
-    except (OSError, yaml.YAMLError) as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ExpectationsError(f"{name}:{mark.line + 1 if mark else 1}: cannot read expectations: {exc}") from exc
+        doc = load_yaml(read_text(path, limits), name, limits)
+    except FileProblem as exc:
+        raise ExpectationsError(f"{name}:{exc.line}: cannot read expectations: {exc.message}") from None
+    except yaml.YAMLError as exc:
+        line, problem = describe_yaml_error(exc)
+        raise ExpectationsError(f"{name}:{line}: cannot read expectations: {problem}") from None
     top = Where(name, 1)
     if not isinstance(doc, dict) or "entries" not in doc:
         raise ExpectationsError(f"{top}: an expectations file is a mapping with `targets` and `entries`")
+    problems = sorted(_EXPECTATIONS_VALIDATOR.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
+    if problems:
+        where, key, message, hint = describe_error(problems[0], doc, top, _EXPECTATIONS_KEYS)
+        raise ExpectationsError(f"{where}: {key + ': ' if key else ''}{message}" + (f"; Consider {hint}" if hint else ""))
     file_targets = doc.get("targets", "*")
     entries = []
     for i, raw in enumerate(doc["entries"] or []):
         where = where_of(doc["entries"], i, top)
-        if not isinstance(raw, dict):
-            raise ExpectationsError(f"{where}: an entry is a mapping with cases, kind, reason")
         tolerance = raw.get("tolerance")
         if tolerance is not None:
             if (not isinstance(tolerance, dict) or not str(tolerance.get("source", "")).strip()
@@ -211,16 +285,11 @@ def _load_file(path: Path) -> list[Entry]:
             raise ExpectationsError(f"{where}: entry lacks {', '.join(missing)}; every known divergence "
                                     f"needs the cases it covers (by id or by features), a kind and a reason")
         if raw["kind"] not in KINDS:
-            raise ExpectationsError(f"{where}: kind {raw['kind']!r} is not one of {', '.join(KINDS)}")
-        unknown = set(raw) - {"cases", "features", "targets", "verdict", "kind", "reason", "link", "tolerance",
-                              "config", "within"}
-        if unknown:
-            raise ExpectationsError(f"{where}: unknown key(s) {sorted(unknown)}; Consider cases, features, "
-                                    f"config, within, targets, verdict, kind, reason, link")
+            raise ExpectationsError(f"{where}: kind {clip(raw['kind'])} is not one of {', '.join(KINDS)}")
         config = _config_items(raw.get("config"), where)
         within = raw.get("within", "")
         if within and within not in WITHIN:
-            raise ExpectationsError(f"{where}: within {within!r} is not one of {', '.join(WITHIN)}")
+            raise ExpectationsError(f"{where}: within {clip(within)} is not one of {', '.join(WITHIN)}")
         if tolerance is not None and (raw.get("config") or within):
             raise ExpectationsError(f"{where}: a tolerance override is chosen before the pair runs, so it cannot "
                                     f"depend on the configuration the run measures (config, within)")
@@ -246,7 +315,8 @@ def _config_items(value, where) -> dict:
     for key, wanted in value.items():
         wanted = [wanted] if isinstance(wanted, (str, int, float)) else wanted
         if not isinstance(wanted, list) or not wanted or not all(isinstance(w, (str, int, float)) for w in wanted):
-            raise ExpectationsError(f"{where}: config {key!r} is a value or a list of values; got {wanted!r}")
+            raise ExpectationsError(f"{where}: config {clip(key, 40)} is a value or a list of values; got "
+                                    f"{clip(wanted)}")
         out[str(key)] = [glob_to_regex(str(w), re.IGNORECASE) for w in wanted]
     return out
 
@@ -265,7 +335,7 @@ def _feature_items(value, where) -> list:
         if (not isinstance(alternatives, list) or not alternatives
                 or not all(isinstance(a, str) and a.strip() for a in alternatives)):
             raise ExpectationsError(f"{where}: a features item is a feature such as `P` or `act=Elu`, a "
-                                    f"list of them (one must be present) or `!feature`; got {item!r}")
+                                    f"list of them (one must be present) or `!feature`; got {clip(item)}")
         out.append((negated, [glob_to_regex(a.strip(), re.IGNORECASE) for a in alternatives]))
     return out
 
@@ -277,17 +347,80 @@ def target_key(target_id: str) -> str:
     return re.sub(r"-\d[\w.+]*$", "", head) + "/" + rest
 
 
+def _baseline_line(raw: bytes, number: int, max_bytes: int):
+    """(record, None) for a result line, (None, problem) for anything else, (None, None) if blank."""
+    if len(raw) > max_bytes:
+        return None, f"a line of more than {max_bytes:,} bytes (max_file_bytes)"
+    try:
+        text = decode_utf8(raw, number).strip()
+    except FileProblem as exc:
+        return None, exc.message
+    if not text:
+        return None, None
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, f"not JSON ({clip_text(exc.msg, 60)} at column {exc.colno})"
+    except RecursionError:
+        return None, "JSON nested too deeply"
+    if not isinstance(record, dict):
+        kind = {list: "list", str: "string", int: "number", float: "number", bool: "boolean",
+                type(None): "null"}.get(type(record), type(record).__name__)
+        return None, f"a JSON {kind}, not an object"
+    missing = [k for k in ("case", "target", "verdict") if not isinstance(record.get(k), str)]
+    if missing:
+        return None, f"an object without {', '.join(missing)} (as strings)"
+    if record["verdict"] not in ALL_VERDICTS:
+        return None, f"verdict {clip(record['verdict'])} is not one of {', '.join(ALL_VERDICTS)}"
+    return record, None
+
+
+def _read_baseline(path, limits: Limits) -> tuple[list[dict], list[tuple[int, str]]]:
+    """(result records, [(line, problem) of every other non-blank line]) of a baseline file; unlike
+    :func:`conformance.run.results.read_results`, nothing is skipped silently."""
+    records, bad = [], []
+    try:
+        f = open_regular(path)
+    except FileProblem as exc:
+        raise ExpectationsError(f"{path}:{exc.line}: cannot read the baseline: {exc.message}") from None
+    with f:
+        number = 0
+        while True:
+            raw = f.readline(limits.max_file_bytes + 1)
+            if not raw:
+                break
+            number += 1
+            if len(raw) > limits.max_file_bytes and not raw.endswith(b"\n"):
+                while (rest := f.readline(1 << 20)) and not rest.endswith(b"\n"):
+                    pass  # the rest of an over-long line
+            record, problem = _baseline_line(raw, number, limits.max_file_bytes)
+            if record is not None:
+                records.append(record)
+            elif problem is not None:
+                bad.append((number, problem))
+    return records, bad
+
+
 @dataclass
 class Baseline:
     failing: dict  # (case, target key) -> verdict
+    skipped: int = 0         # lines of the file that are not results (Baseline.load warns of them)
+    first_skipped: int = 0   # the line of the first of them
 
     @classmethod
-    def load(cls, path) -> "Baseline":
-        from conformance.run.results import read_results
-        records = read_results(path)
+    def load(cls, path, limits: Limits = DEFAULT_LIMITS) -> "Baseline":
+        """The failing pairs of a results.jsonl, read strictly: a file with no result line is an
+        ExpectationsError naming its first bad line; lines that are not results beside good ones
+        are skipped and counted (``skipped``, ``first_skipped``: the CLI warns)."""
+        records, bad = _read_baseline(path, limits)
         if not records:
+            if bad:
+                line, problem = bad[0]
+                raise ExpectationsError(f"{path}:{line}: not a baseline: {problem}; a baseline is the results.jsonl "
+                                        f"of `conformance run`, one JSON object per line with case, target and verdict")
             raise ExpectationsError(f"{path}: the baseline has no results")
-        return cls({(r["case"], target_key(r["target"])): r["verdict"] for r in records})
+        return cls({(r["case"], target_key(r["target"])): r["verdict"] for r in records},
+                   skipped=len(bad), first_skipped=bad[0][0] if bad else 0)
 
     def not_comparable(self, target_ids) -> list[tuple[str, str]]:
         """(this run's target key, the baseline's) for targets of the same runtime, device and spec

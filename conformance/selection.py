@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from conformance.compare.tolerance import policies
-from conformance.runtimes import discover, plugin_targets
+from conformance.runtimes.discovery import PluginError, discover
 from conformance.specs import SPECS
 
 
@@ -32,14 +32,11 @@ def select_targets(spec_filter, plugins, runtimes, devices, use_entry_points: bo
     formats = specs_by_format(spec_filter)
     if not formats:
         raise click.UsageError(f"--spec {' '.join(spec_filter)} matches no spec; known: {', '.join(SPECS)}")
-    plugin_names = {}
-    for path in plugins:
-        try:
-            found = plugin_targets(path, formats)
-        except Exception as exc:
-            raise click.UsageError(f"--runtime-plugin {path}: {type(exc).__name__}: {exc}") from exc
-        plugin_names.update({t.runtime: path for t in found})
-    targets, skipped = discover(formats, plugins, use_entry_points=use_entry_points, runtimes=runtimes)
+    try:  # every runtime and plugin is imported in a process of its own, never in this one
+        targets, skipped = discover(formats, plugins, use_entry_points=use_entry_points, runtimes=runtimes)
+    except PluginError as exc:
+        raise click.UsageError(str(exc)) from exc
+    plugin_names = {t.runtime: t.ref.path for t in targets if t.plugin and t.ref.path in plugins}
     if runtimes:
         targets = [t for t in targets if t.runtime in runtimes]
     if devices:

@@ -17,7 +17,9 @@ from .result import OracleResult
 #: bump whenever the semantics, the result format or the precision model (precision.py, its
 #: constants included) change: it is part of the cache key.
 #: 1.1.0: Expected.bound and OracleResult.precision (precision model running-error-v1).
-ORACLE_VERSION = "1.1.0"
+#: 1.2.0: ±Inf and NaN inputs evaluated with IEEE 754 semantics (ieee.py; the IEEE points of
+#: profiles.py; bound 0 at non-finite elements; reason ieee754.vanishing_factor).
+ORACLE_VERSION = "1.2.0"
 
 DEFAULT_PREC = 128
 MIN_PREC = 64
@@ -111,7 +113,8 @@ def computed_in(op: str, attributes: dict, tensors: dict, profile: str, choices:
     ``choices`` names the reading (``Reading.choices``: point id -> choice tag); points it does not
     name take the profile's first choice. Returns per output the bound (float64, in the problem's
     layout; inf where there is no finite bound: the trajectory overflowed float64, or the element is
-    unspecified, which the reading's mask says) and the model's parameters, as ``OracleResult.precision`` records them.
+    unspecified, which the reading's mask says, or its IEEE class depends on rounding; 0 where the
+    value is ±Inf or NaN) and the model's parameters, as ``OracleResult.precision`` records them.
     """
     semantics = get_profile(profile)
     values = {pid: point.choices[0].value for pid, point in semantics.points.items()}

@@ -96,9 +96,10 @@ def to_double(value) -> float:
 
 
 def to_double_double(value) -> tuple[float, float]:
-    """(hi, lo): hi is the float64 nearest ``value``, lo the float64 nearest ``value - hi``."""
+    """(hi, lo): hi is the float64 nearest ``value``, lo the float64 nearest ``value - hi``.
+    ±Inf and NaN (and a finite value beyond float64's range) give (hi, 0.0)."""
     hi = to_double(value)
-    if math.isinf(hi):
+    if not math.isfinite(hi):
         return hi, 0.0
     return hi, to_double(libmp.mpf_sub(value, from_float(hi)))
 

@@ -4,7 +4,8 @@ Both evaluations round every formula once, at their own precision, so their diff
 the error of the ``prec`` result (the ``check_prec`` one is 2**-(check_prec - prec) times closer to
 exact). ``agree_bits`` is the smallest, over specified elements, of -log2(|a - b| / |b|), capped at
 ``prec`` (elements where b is 0 count the absolute difference); ``max_abs_diff`` is the largest
-|a - b|.
+|a - b|. Elements that are ±Inf or NaN at either precision are not measured: they are classes,
+and where the two precisions disagree on one, readings.py makes the element unspecified.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ def agreement(low, high, prec: int) -> tuple[float, float]:
                 assert a is None, "the two precisions disagree on which elements are specified"
                 continue
             diff = libmp.mpf_sub(a, b)
-            if not diff[1]:
-                continue
+            if not diff[1]:  # equal, or ±Inf or NaN at either precision (a class, not a value:
+                continue     # readings.py makes an element whose classes differ unspecified)
             worst = max(worst, abs(to_double(diff)))
             scale = _log2(b) if b[1] else 0.0
             bits = min(bits, scale - _log2(diff))

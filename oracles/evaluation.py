@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import gru, lstm, rnn
+from . import gru, ieee, lstm, rnn
 from .activations import Activation, assign_parameters, missing_parameters
 from .arith import ZERO, from_float, neg
 from .gates import clip_to
@@ -38,16 +38,20 @@ REASONS = {
 
 @dataclass
 class Context:
-    """What a cell needs besides its constants: precision, clip, the readings in force."""
+    """What a cell needs besides its constants: precision, clip, the readings in force; ``ieee``
+    for a problem with a non-finite input (clip and the GRU update then follow ieee.py)."""
 
     prec: int
     clip_bound: tuple | None
     choices: dict
     input_forget: bool
     touched: set = field(default_factory=set)
+    ieee: bool = False
 
     def __post_init__(self):
         self.clip_bound_neg = None if self.clip_bound is None else neg(self.clip_bound)
+        if self.ieee:
+            self.clip = lambda value: ieee.clip(value, self)
 
     def clip(self, value):
         return clip_to(value, self.clip_bound, self.clip_bound_neg)
@@ -101,16 +105,18 @@ def prepared(problem):
     """Per-direction constants of the problem's cell (exact, so computed once and kept)."""
     if problem.constants is None:
         cell = CELLS[problem.op]
-        problem.constants = [cell.prepare(problem, d) for d in range(problem.num_directions)]
+        prepare = cell.prepare_ieee if problem.nonfinite else cell.prepare
+        problem.constants = [prepare(problem, d) for d in range(problem.num_directions)]
     return problem.constants
 
 
 def evaluate(problem, profile, choices: dict, prec: int) -> Evaluation:
     cell = CELLS[problem.op]
+    step = cell.step_ieee if problem.nonfinite else cell.step
     constants = prepared(problem)
     S, D, B, H = problem.seq_length, problem.num_directions, problem.batch_size, problem.hidden_size
     clip = None if problem.clip is None else from_float(problem.clip)
-    ctx = Context(prec, clip, choices, problem.input_forget)
+    ctx = Context(prec, clip, choices, problem.input_forget, ieee=problem.nonfinite)
     policy = choices["sequence_lens"]
     names = problem.info.outputs
     sizes = {"Y": S * D * B * H, "Y_h": D * B * H, "Y_c": D * B * H}
@@ -145,12 +151,14 @@ def evaluate(problem, profile, choices: dict, prec: int) -> Evaluation:
                     mark(name, state_index(d, b), MISSING_PARAMETER)
             continue
         reverse = problem.direction == "reverse" or d == 1
+        if ctx.ieee:  # special inputs by the IEEE rules; the finite ones as always
+            functions = [ieee.Activation(fn, ctx) for fn in functions]
         for b in range(B):
             length = problem.sequence_lens[b]
             state = cell.initial_state(problem, d, b)
             initial = state
             for t in (range(length - 1, -1, -1) if reverse else range(length)):
-                state = cell.step(constants[d], t, b, state, functions, ctx)
+                state = step(constants[d], t, b, state, functions, ctx)
                 start = y_index(t, d, b)
                 values["Y"][start:start + H] = state[0]
             for t in range(length, S):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import ieee
 from .arith import exact_sum, mul, one_minus, round_to, rounded_sum
 from .gates import dot_plus, fixed_point, fixed_rows, input_projection
 
@@ -59,5 +60,12 @@ def step(k: Constants, t: int, b: int, state, functions, ctx):
         rh = fixed_point([mul(a, c) for a, c in zip(r, h_prev)])
         pre = [dot_plus(rh, k.Rh[j], (xh[j],)) for j in range(H)]
     hidden = [g(clip(round_to(pre[j], prec)), prec) for j in range(H)]
+    if ctx.ieee:  # where an operand is infinite the documented form and its rewrite may part
+        return ([ieee.gru_update(z[j], hidden[j], h_prev[j], prec, ctx) for j in range(H)],)
     return ([rounded_sum([mul(one_minus(z[j]), hidden[j]), mul(z[j], h_prev[j])], prec)
              for j in range(H)],)
+
+
+#: the same prepare and step for a problem with a non-finite input: IEEE 754 classes
+#: (ieee.py); evaluation.py picks them by Problem.nonfinite
+prepare_ieee, step_ieee = ieee.variant(globals(), prepare, step)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .arith import ROUND, cmp, mul, one_minus, rounded_sum
+from . import ieee
+from .arith import ROUND, ZERO, cmp, mul, one_minus, rounded_sum
 from .gates import dot_plus, fixed_point, fixed_rows, input_projection
 
 
@@ -37,7 +38,7 @@ def prepare(problem, d: int) -> Constants:
     xw = input_projection(problem.X, problem.W[d], problem.Wb[d], problem.Rb[d])
     P = problem.P[d] if problem.P is not None else None
     Pi, Po, Pf = (None, None, None) if P is None else (P[:H], P[H:2 * H], P[2 * H:])
-    if Po is not None and not any(p[1] for p in Po):
+    if Po is not None and all(p == ZERO for p in Po):  # an infinity or NaN is not zero
         Po = None
     rows = fixed_rows(R)
     return Constants(xw, rows[:H], rows[H:2 * H], rows[2 * H:3 * H], rows[3 * H:], Pi, Po, Pf)
@@ -80,9 +81,15 @@ def step(k: Constants, t: int, b: int, state, functions, ctx):
         cell = rounded_sum([mul(ft, c_prev[j]), mul(it, ct)], prec)
         ot = _gate(xw[H + j], h, k.Ro[j], Po[j], cell if peephole_new else c_prev[j], f, ctx)
         if ctx.clip_bound is not None and (cmp(cell, ctx.clip_bound) > 0
-                                           or cmp(cell, ctx.clip_bound_neg) < 0):
+                                           or cmp(cell, ctx.clip_bound_neg) < 0
+                                           or (not cell[1] and cell[2])):  # ±Inf, NaN
             ctx.touched.add("clip_h")
         h_in = ctx.clip(cell) if clip_h else cell
         h_new.append(mul(ot, h_fn(h_in, prec), prec, ROUND))
         c_new.append(cell)
     return (h_new, c_new)
+
+
+#: the same prepare, _gate and step for a problem with a non-finite input: IEEE 754 classes
+#: (ieee.py); evaluation.py picks them by Problem.nonfinite
+prepare_ieee, _gate_ieee, step_ieee = ieee.variant(globals(), prepare, _gate, step)

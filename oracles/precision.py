@@ -28,6 +28,7 @@ See README.md, "Precision model".
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import cache
@@ -40,6 +41,11 @@ from .evaluation import direction_functions
 
 #: the model's name and version: recorded on every OracleResult; change it with the model.
 MODEL = "running-error-v1"
+
+#: how the model treats ±Inf and NaN (problems with a non-finite input; README.md, "Non-finite
+#: inputs"): their classes walked in IEEE arithmetic, bound 0 at a non-finite value, and a taint
+#: where an infinity meets a factor the model may hold as 0
+NONFINITE = "ieee-classes-v1"
 
 #: k_act: a correct library's exp, log, tanh and sigmoid are accurate to this many ulps of the
 #: dtype (glibc, MLAS, oneDNN, OpenVINO and CUDA's non-fast-math functions are within 1–4).
@@ -107,6 +113,9 @@ class Arithmetic:
     #: narrower type): each input carries u·|value| of error in, where 0 otherwise
     u_in: float = 0.0
     rounding: str = "nearest"
+    #: the problem has a non-finite input: errors at ±Inf and NaN values are 0 (their class is
+    #: what the comparison checks), see _certain
+    ieee: bool = False
 
     def gamma(self, n):
         """γ_n = n·u/(1 − n·u) of the accumulation type (n: a count or an array of counts)."""
@@ -131,6 +140,7 @@ class Arithmetic:
             "order": "first",
             **({"inputs": f"rounded to {self.dtype}"} if self.u_in else {}),
             **({"rounding": "faithful (any direction)"} if self.rounding != "nearest" else {}),
+            **({"nonfinite": NONFINITE} if self.ieee else {}),
         }
 
 
@@ -345,6 +355,140 @@ class _Clip:
         return np.clip(a, -c, c), e
 
 
+# -- non-finite inputs: IEEE classes along the walk --------------------------------------------------
+#
+# With ±Inf or NaN among the inputs the float64 walk meets them too: numpy's arithmetic gives their
+# IEEE classes, and the reading's choices at the points IEEE leaves open (profiles.IEEE_POINTS) are
+# applied where the oracle's evaluation applies them (ieee.py). A non-finite value carries error 0:
+# the comparison checks its class, not a distance. A finite value computed from non-finite ones (a
+# saturated activation, a clip) carries the function's own error at its limit: exact for Relu,
+# the clamps and clip; the library's k ulps or absolute floor for the exp-based ones, which is
+# what onnxruntime's GRU kernel shows (tanh(+Inf) = 1 + 4 ulps, sigmoid(-Inf) = -2.4e-7).
+# *Taint* marks the elements whose class a correct implementation may get otherwise: an infinity
+# times a finite factor the model may hold as 0 (its bound reaches 0), and everything downstream.
+# The errors carried by non-finite values are not looked at: a finite value comes from a
+# non-finite one only through an activation or clip, which take such an input's error as 0
+# (_IEEEFn, _IEEEClip); sums and products with a non-finite operand are non-finite themselves.
+
+
+def _certain(v, e):
+    """The error where the value is ±Inf or NaN is 0: its class is what is checked, exactly (as
+    long as nothing overflows)."""
+    return np.where(np.isfinite(v), e, 0.0)
+
+
+def _vanish(v, e):
+    """A finite factor a correct implementation may compute as 0, or as a nonzero of either sign
+    near it: its bound reaches 0 (an exact 0, e = 0, is certain; e NaN or inf is no bound)."""
+    return np.isfinite(v) & (e != 0) & ~(np.abs(v) > KINK_WIDEN * e)
+
+
+def _product_taint(x, ex, tx, y, ey, ty):
+    """x·y: an infinity times a factor that may vanish is NaN or ±Inf, as the rounding decides."""
+    return (tx | ty) | (~np.isfinite(x) & _vanish(y, ey)) | (~np.isfinite(y) & _vanish(x, ex))
+
+
+def _at_infinity(choice, x, at_pos, at_neg):
+    """The values at ±Inf of a function whose documented formula may divide Inf by Inf there:
+    its limit, or NaN at the signs the reading names (ieee._at_infinity)."""
+    pos, neg = x == np.inf, x == -np.inf
+    v = np.where(pos, at_pos, np.where(neg, at_neg, np.nan))
+    if choice in ("nan", "nan-pos"):
+        v = np.where(pos, np.nan, v)
+    if choice in ("nan", "nan-neg"):
+        v = np.where(neg, np.nan, v)
+    return v
+
+
+class _IEEEFn(_Fn):
+    """_Fn with the readings of IEEE's open points at ±Inf and NaN inputs, and the own error of the
+    function at its limit where the finite formula's error terms would read Inf·0."""
+
+    def __init__(self, name, alphas, betas, strict, ar, choices):
+        super().__init__(name, alphas, betas, strict, ar)
+        self.choices = choices
+
+    def __call__(self, x, e):
+        bad = ~np.isfinite(x)
+        e = np.where(bad, 0.0, e)  # a non-finite input is its class exactly (see _certain)
+        f, err = _Fn.__call__(self, x, e)
+        if bad.any():
+            f, err = self._special(x, bad, np.asarray(f, dtype=np.float64),
+                                   np.broadcast_to(err, np.shape(f)))
+        return f, _certain(f, err)
+
+    def _special(self, x, bad, f, err):
+        ar, name, c = self.ar, self.name, self.choices
+        u = ar.u_el
+        nan = np.isnan(x)
+        if name == "Tanh":
+            f = np.where(bad & ~nan, _at_infinity(c["tanh_at_infinity"], x, 1.0, -1.0), f)
+        elif name == "Sigmoid":
+            f = np.where(bad & ~nan, _at_infinity(c["sigmoid_at_infinity"], x, 1.0, 0.0), f)
+        elif name == "Relu":
+            if c["nan_relu"] == "zero":
+                f = np.where(nan, 0.0, f)
+        elif name == "ThresholdedRelu":
+            if c["nan_thresholded_relu"] == "nan":
+                f = np.where(nan, np.nan, f)
+        elif name == "HardSigmoid":
+            y = self.alpha * x + self.beta
+            held = {"nan": np.nan, "zero": 0.0, "one": 1.0}[c["nan_hard_sigmoid"]]
+            f = np.where(bad & np.isnan(y), held, f)
+            err = np.where(bad, 0.0, err)  # clamped exactly (or NaN)
+        elif name == "ScaledTanh":
+            bx = self.beta * x
+            t = np.where(np.isnan(bx), np.nan, _at_infinity(c["tanh_at_infinity"], bx, 1.0, -1.0))
+            f = np.where(bad, self.alpha * t, f)
+            own = np.abs(self.alpha) * _tanh_own(t, ar) + u * np.abs(f)
+            if ar.narrow:
+                own = own + ar.u * np.abs(f)
+            err = np.where(bad, own + _flush(ar, f, own), err)
+        elif name == "Softsign":
+            lim = _at_infinity(c["softsign_at_infinity"], x, 1.0, -1.0)
+            f = np.where(bad & ~nan, lim, f)
+            own = 2 * u * np.abs(f)
+            err = np.where(bad, own + _flush(ar, f, own), err)
+        return f, err
+
+
+class _IEEEClip(_Clip):
+    """_Clip with the reading of clip(NaN): NaN, -c or +c (then exact, as a saturated clip is)."""
+
+    def __init__(self, bound, ar, choice):
+        super().__init__(bound, ar)
+        self.choice = choice
+
+    def __call__(self, a, e):
+        a2, e2 = _Clip.__call__(self, a, np.where(np.isfinite(a), e, 0.0))
+        if self.bound is None or self.choice == "nan":
+            return a2, e2
+        nan = np.isnan(a)
+        if not nan.any():
+            return a2, e2
+        held = -self.bound if self.choice == "low" else self.bound
+        return np.where(nan, held, a2), np.where(nan, self.rounding, e2)
+
+
+class _Taint:
+    """Where the IEEE class of a quantity is not certain (see the comment above), per step."""
+
+    def __init__(self, R):
+        nonfinite = ~np.isfinite(R)
+        self.rows = R.shape[1]
+        #: [D', H, rows]: R's non-finite entries, as 0/1 (None when R is finite)
+        self.RT = nonfinite.transpose(0, 2, 1).astype(np.float64) if nonfinite.any() else None
+
+    def dot(self, t, v, e, rows):
+        """v·Rᵀ over ``rows``: any tainted v_k (0·NaN is NaN, 0·x is 0), or a vanishing v_k times a
+        non-finite R entry of the row."""
+        n = len(range(self.rows)[rows])
+        out = np.broadcast_to(t.any(axis=-1, keepdims=True), t.shape[:-1] + (n,))
+        if self.RT is not None:
+            out = out | ((_vanish(v, e).astype(np.float64) @ self.RT[..., rows]) > 0)
+        return out
+
+
 class _Sum:
     """A sum of terms (products c·x and lone biases) as the model sees it: its value, Σ|terms|,
     Σ|products the accumulation type cannot hold exactly|, the count of nonzero terms, the error
@@ -416,7 +560,11 @@ def _exact_products(X, W, ar):
 
 def _min_nonzero(values) -> float:
     values = np.abs(values[values != 0])
-    return float(values.min()) if values.size else math.inf
+    smallest = float(values.min()) if values.size else math.inf
+    if math.isnan(smallest):  # a NaN input (non-finite problems): the smallest finite one
+        values = values[np.isfinite(values)]
+        smallest = float(values.min()) if values.size else math.inf
+    return smallest
 
 
 def _projection(X, W, bias_terms, ar) -> _Sum:
@@ -498,7 +646,12 @@ def _smallest(x, ex, live) -> float:
     """A lower bound on the smallest nonzero computed value among the live elements."""
     if not live.any():
         return math.inf
-    return max(float((np.abs(x) - ex)[live].min()), 0.0)
+    smallest = float((np.abs(x) - ex)[live].min())
+    if math.isnan(smallest):  # NaN values (non-finite problems): the finite ones
+        finite = (np.abs(x) - ex)[live]
+        finite = finite[np.isfinite(finite)]
+        smallest = float(finite.min()) if finite.size else math.inf
+    return max(smallest, 0.0)
 
 
 def _elementwise(ar, c, x, ex) -> _Sum:
@@ -544,26 +697,48 @@ def bound(problem, choices: dict, dtype: str | None = None,
     (bfloat16 or float16 for a float32 model, float32 for float64, tfloat32): every input is
     rounded to it first, which the walk carries in as an error of u·|value| per input.
     ``rounding`` "faithful" admits rounding in any direction (see ROUNDINGS)."""
+    out, parameters, classes = walk(problem, choices, dtype, accumulation, rounding)
+    if classes is not None:  # non-finite problems: 0 at ±Inf and NaN, no bound where tainted
+        out = {name: np.where(classes["taint"][name], np.inf,
+                              np.where(np.isfinite(classes["value"][name]), b, 0.0))
+               for name, b in out.items()}
+    return out, parameters
+
+
+def walk(problem, choices: dict, dtype: str | None = None, accumulation: str | None = None,
+         rounding: str = "nearest") -> tuple[dict, dict, dict | None]:
+    """bound()'s walk, with, for a problem with a non-finite input, the classes it saw: {"value":
+    per output the float64 trajectory's values, "taint": per output where the IEEE class is not
+    certain} (None for a finite problem). readings.py compares them with the exact classes."""
     compute = dtype or problem.dtype
     rounds = compute != problem.dtype and _FORMATS[compute][0] < _FORMATS[problem.dtype][0]
+    ar = arithmetic(compute, accumulation, rounds, rounding)
+    if problem.nonfinite:
+        ar = dataclasses.replace(ar, ieee=True)
     with np.errstate(all="ignore"):  # a trajectory that overflows gives inf/NaN bounds
-        return _bound(problem, choices, arithmetic(compute, accumulation, rounds, rounding))
+        return _bound(problem, choices, ar)
 
 
 def _functions(choices, ar, per_direction):
     """Per gate function, one callable over the stacked directions."""
     strict = choices["thresholded_relu_boundary"] == ">"
+
+    def fn(name, alphas, betas):
+        if ar.ieee:
+            return _IEEEFn(name, alphas, betas, strict, ar, choices)
+        return _Fn(name, alphas, betas, strict, ar)
+
     out = []
     for j in range(len(per_direction[0])):
         fs = [fns[j] for fns in per_direction]
         if len({f.name for f in fs}) == 1:
-            out.append(_Fn(fs[0].name, [f.alpha for f in fs], [f.beta for f in fs], strict, ar))
+            out.append(fn(fs[0].name, [f.alpha for f in fs], [f.beta for f in fs]))
         else:
-            out.append(_PerDirection([_Fn(f.name, [f.alpha], [f.beta], strict, ar) for f in fs]))
+            out.append(_PerDirection([fn(f.name, [f.alpha], [f.beta]) for f in fs]))
     return out
 
 
-def _bound(problem, choices: dict, ar: Arithmetic) -> tuple[dict, dict]:
+def _bound(problem, choices: dict, ar: Arithmetic) -> tuple[dict, dict, dict | None]:
     F = problem.floats
     S, D, B, H = problem.seq_length, problem.num_directions, problem.batch_size, problem.hidden_size
     G, op = problem.info.gates, problem.op
@@ -571,6 +746,11 @@ def _bound(problem, choices: dict, ar: Arithmetic) -> tuple[dict, dict]:
     out = {"Y": np.zeros((S, D, B, H))}
     for name in names[1:]:
         out[name] = np.zeros((D, B, H))
+    # non-finite problems: the trajectory's values and taint, laid out as the outputs
+    classes = None
+    if ar.ieee:
+        classes = {"value": {n: np.full(a.shape, np.nan) for n, a in out.items()},
+                   "taint": {n: np.zeros(a.shape, dtype=bool) for n, a in out.items()}}
     walked, functions = [], []
     for d in range(D):
         fns, missing = direction_functions(problem, d, choices)
@@ -582,10 +762,10 @@ def _bound(problem, choices: dict, ar: Arithmetic) -> tuple[dict, dict]:
             walked.append(d)
             functions.append(fns)
     if not walked:
-        return out, ar.parameters()
+        return out, ar.parameters(), classes
     dirs = np.array(walked)
     fns = _functions(choices, ar, functions)
-    clip = _Clip(problem.clip, ar)
+    clip = _IEEEClip(problem.clip, ar, choices["nan_clip"]) if ar.ieee else _Clip(problem.clip, ar)
     Bias = F["B"][dirs]
     Wb, Rb = Bias[:, :G * H], Bias[:, G * H:].copy()
     if op == "GRU" and problem.linear_before_reset:
@@ -599,6 +779,12 @@ def _bound(problem, choices: dict, ar: Arithmetic) -> tuple[dict, dict]:
     if op == "LSTM":
         c = F["initial_c"][dirs].copy()
         ec = ar.u_in * np.abs(c)
+    nf = th = tc = None
+    if ar.ieee:
+        eh, ec = _certain(h, eh), (None if c is None else _certain(c, ec))
+        nf = _Taint(F["R"][dirs])
+        th = np.zeros(h.shape, dtype=bool)
+        tc = None if c is None else np.zeros(c.shape, dtype=bool)
     lens = np.asarray(problem.sequence_lens)
     reverse = np.array([problem.direction == "reverse" or d == 1 for d in walked])
     di = np.arange(len(walked))
@@ -619,51 +805,89 @@ def _bound(problem, choices: dict, ar: Arithmetic) -> tuple[dict, dict]:
         x = k.x[index]
         if op == "RNN":
             h_new, eh_new = fns[0](*clip(*_value(ar, x + _recurrent(ar, k, slice(None), h, eh))))
+            if nf is not None:
+                th_new = nf.dot(th, h, eh, slice(None))
         elif op == "GRU":
-            h_new, eh_new = _gru(ar, k, problem, Rbh, x, h, eh, fns, clip, H)
-        else:
+            if nf is None:
+                h_new, eh_new = _gru(ar, k, problem, Rbh, x, h, eh, fns, clip, H)
+            else:
+                h_new, eh_new, th_new = _gru(ar, k, problem, Rbh, x, h, eh, fns, clip, H,
+                                             (nf, th, choices))
+        elif nf is None:
             h_new, eh_new, c_new, ec_new = _lstm(ar, k, problem, choices, P, x, h, eh, c, ec,
                                                  fns, clip, H)
+        else:
+            h_new, eh_new, c_new, ec_new, th_new, tc_new = _lstm(
+                ar, k, problem, choices, P, x, h, eh, c, ec, fns, clip, H, (nf, th, tc))
         if full:
             h, eh = h_new, eh_new
             if op == "LSTM":
                 c, ec = c_new, ec_new
             out["Y"][t, dirs] = eh
+            if nf is not None:
+                th = th_new
+                if op == "LSTM":
+                    tc = tc_new
+                classes["value"]["Y"][t, dirs] = h
+                classes["taint"]["Y"][t, dirs] = th
             continue
         keep = active[..., None]
         h, eh = np.where(keep, h_new, h), np.where(keep, eh_new, eh)
         if op == "LSTM":
             c, ec = np.where(keep, c_new, c), np.where(keep, ec_new, ec)
-        out["Y"][t[active], dirs[dgrid[active]], bgrid[active]] = eh[active]
+        where = (t[active], dirs[dgrid[active]], bgrid[active])
+        out["Y"][where] = eh[active]
+        if nf is not None:
+            th = np.where(keep, th_new, th)
+            if op == "LSTM":
+                tc = np.where(keep, tc_new, tc)
+            classes["value"]["Y"][where] = h[active]
+            classes["taint"]["Y"][where] = th[active]
     out["Y_h"][dirs] = eh
     if op == "LSTM":
         out["Y_c"][dirs] = ec
-    return out, ar.parameters()
+    if nf is not None:
+        classes["value"]["Y_h"][dirs], classes["taint"]["Y_h"][dirs] = h, th
+        if op == "LSTM":
+            classes["value"]["Y_c"][dirs], classes["taint"]["Y_c"][dirs] = c, tc
+    return out, ar.parameters(), classes
 
 
 def _value(ar, total: _Sum):
     return total.a, total.error(ar)
 
 
-def _gru(ar, k, problem, Rbh, x, h, eh, fns, clip, H):
+def _gru(ar, k, problem, Rbh, x, h, eh, fns, clip, H, nf=None):
+    """One GRU step: (new, its error), and with ``nf`` = (taint, th, choices) for a non-finite
+    problem, the new state's taint too."""
     f, g = fns
     zr, hs = slice(0, 2 * H), slice(2 * H, 3 * H)
     gate, egate = f(*clip(*_value(ar, x[..., zr] + _recurrent(ar, k, zr, h, eh))))
     z, ez, r, er = gate[..., :H], egate[..., :H], gate[..., H:], egate[..., H:]
     xh = x[..., hs]
+    if nf is not None:
+        taint, th, choices = nf
+        t_zr = taint.dot(th, h, eh, zr)
+        t_z, t_r = t_zr[..., :H], t_zr[..., H:]
     if problem.linear_before_reset:
         # q = H·Rhᵀ + Rbh; xh = X·Whᵀ + Wbh; pre = xh + r ⊙ q
         q = _recurrent(ar, k, hs, h, eh)
         q = q + _Sum(Rbh, np.abs(Rbh), 0.0, (Rbh != 0).astype(np.float64), ar.u_in * np.abs(Rbh),
                      0.0, ar.u * _min_nonzero(Rbh))
-        rq, erq = _mul(ar, r, er, *_value(ar, q))
+        qa, qe = _value(ar, q)
+        rq, erq = _mul(ar, r, er, qa, qe)
         pre = xh.a + rq
         epre = xh.error(ar) + erq + ar.u_el * np.abs(pre)
         epre = epre + _flush(ar, pre, epre)
+        if nf is not None:
+            epre = _certain(pre, epre)
+            t_pre = _product_taint(r, er, t_r, qa, qe, taint.dot(th, h, eh, hs))
     else:
         # pre = X·Whᵀ + (r ⊙ H)·Rhᵀ + Wbh + Rbh
         rh, erh = _mul(ar, r, er, h, eh)
         pre, epre = _value(ar, xh + _recurrent(ar, k, hs, rh, erh))
+        if nf is not None:
+            t_pre = taint.dot(_product_taint(r, er, t_r, h, eh, th), rh, erh, hs)
     hh, ehh = g(*clip(pre, epre))
     one_z = 1.0 - z
     new = one_z * hh + z * h
@@ -675,19 +899,44 @@ def _gru(ar, k, problem, Rbh, x, h, eh, fns, clip, H):
     e_new = a1z * ehh + az * eh + np.abs(h - hh) * ez + ez * (ehh + eh) + rounding
     e_new = (e_new + _flush(ar, new, e_new) + _flush(ar, one_z * hh, e_new)
              + _flush(ar, z * h, e_new))
-    return new, e_new
+    if nf is None:
+        return new, e_new
+    # with an infinity the two forms may part (ieee.gru_update); finite, they agree
+    taint = t_z | t_pre | th
+    if choices["gru_update"] == "lerp":
+        d = h - hh
+        new = np.where(np.isfinite(new), new, hh + z * d)
+        taint = taint | _product_taint(z, ez, False, d, eh + ehh + ar.u_el * np.abs(d), False)
+    else:
+        taint = (taint | _product_taint(one_z, ez + ar.u_el * a1z, False, hh, ehh, False)
+                 | _product_taint(z, ez, False, h, eh, False))
+    return new, _certain(new, e_new), taint
 
 
-def _lstm(ar, k, problem, choices, P, x, h, eh, c, ec, fns, clip, H):
+def _lstm(ar, k, problem, choices, P, x, h, eh, c, ec, fns, clip, H, nf=None):
+    """One LSTM step: (h, its error, c, its error), and with ``nf`` = (taint, th, tc) for a
+    non-finite problem, the taints of h and c too."""
     f, g, h_fn = fns
     total = x + _recurrent(ar, k, slice(None), h, eh)  # rows i, o, f, c
     new_cell_peephole = P is not None and choices["peephole_output"] == "Ct"
+    if nf is not None:
+        taint, th, tc = nf
+        t_all = taint.dot(th, h, eh, slice(None))
     if P is not None:  # Pi⊙Ct-1, Pf⊙Ct-1 (and Po⊙Ct-1 under the po-ct1 reading)
         zero = np.zeros_like(P[..., :H])
         Pr = np.concatenate([P[..., :H], zero if new_cell_peephole else P[..., H:2 * H],
                              P[..., 2 * H:], zero], axis=-1)
-        total = total + _elementwise(ar, Pr, np.concatenate([c] * 4, axis=-1),
-                                     np.concatenate([ec] * 4, axis=-1))
+        c4, ec4 = np.concatenate([c] * 4, axis=-1), np.concatenate([ec] * 4, axis=-1)
+        if nf is not None:
+            # the rows without a peephole term (c, and o under po-ct) add nothing: not 0 x C,
+            # which is NaN for an infinite C; a P entry that is 0 does multiply C (IEEE)
+            rows = np.concatenate([np.ones_like(zero), zero if new_cell_peephole else
+                                   np.ones_like(zero), np.ones_like(zero), zero], axis=-1) != 0
+            c4, ec4 = np.where(rows, c4, 0.0), np.where(rows, ec4, 0.0)
+            # P is exact: a non-finite P meets a C that may vanish; and C's taint
+            t_p = _product_taint(Pr, 0.0, False, c4, ec4, np.concatenate([tc] * 4, axis=-1))
+            t_all = t_all | (t_p & rows)
+        total = total + _elementwise(ar, Pr, c4, ec4)
     a, e = _value(ar, total)
     i_, o_, f_, c_ = (slice(j * H, (j + 1) * H) for j in range(4))
     coupling = choices["input_forget"] if problem.input_forget else None
@@ -704,11 +953,15 @@ def _lstm(ar, k, problem, choices, P, x, h, eh, c, ec, fns, clip, H):
         it = 1.0 - ft
         eit = eft + ar.u_el * np.abs(it)
         eit = eit + _flush(ar, it, eit)
+        if nf is not None:
+            eit = _certain(it, eit)
     elif coupling == "f=1-i":
         it, eit = got[i_.start]
         ft = 1.0 - it
         eft = eit + ar.u_el * np.abs(ft)
         eft = eft + _flush(ar, ft, eft)
+        if nf is not None:
+            eft = _certain(ft, eft)
     else:
         (it, eit), (ft, eft) = got[i_.start], got[f_.start]
     ct, ect = g(*clip(a[..., c_], e[..., c_]))
@@ -718,9 +971,18 @@ def _lstm(ar, k, problem, choices, P, x, h, eh, c, ec, fns, clip, H):
     ecell = efc + eic
     ecell = ecell + _rounding(ar, cell, ecell)
     ecell = ecell + _flush(ar, cell, ecell)
+    if nf is not None:
+        ecell = _certain(cell, ecell)
+        t_i = t_all[..., f_] if coupling == "i=1-f" else t_all[..., i_]
+        t_f = t_all[..., i_] if coupling == "f=1-i" else t_all[..., f_]
+        t_cell = (_product_taint(ft, eft, t_f, c, ec, tc)
+                  | _product_taint(it, eit, t_i, ct, ect, t_all[..., c_]))
+        t_o = t_all[..., o_]
     if new_cell_peephole:
         ot, eot = f(*clip(*_value(ar, total[..., o_] + _elementwise(ar, P[..., H:2 * H], cell,
                                                                        ecell))))
+        if nf is not None:
+            t_o = t_o | _product_taint(P[..., H:2 * H], 0.0, False, cell, ecell, t_cell)
     else:
         ot, eot = got[o_.start]
     if clip.bound is not None and choices["clip_h"]:
@@ -728,13 +990,15 @@ def _lstm(ar, k, problem, choices, P, x, h, eh, c, ec, fns, clip, H):
     else:
         hc, ehc = h_fn(cell, ecell)
     h_new, eh_new = _mul(ar, ot, eot, hc, ehc)
-    return h_new, eh_new, cell, ecell
+    if nf is None:
+        return h_new, eh_new, cell, ecell
+    return h_new, eh_new, cell, ecell, _product_taint(ot, eot, t_o, hc, ehc, t_cell), t_cell
 
 
 def fingerprint() -> str:
     """The model's name and constants. A test pins it to ORACLE_VERSION: a changed constant is a
     changed bound, which must not be served from the cache under the old version."""
-    return f"{MODEL}:k={ACT_ULPS}:abs={ACT_ABS_ULPS}:widen={KINK_WIDEN}"
+    return f"{MODEL}:k={ACT_ULPS}:abs={ACT_ABS_ULPS}:widen={KINK_WIDEN}:nonfinite={NONFINITE}"
 
 
 def shape_facts(problem) -> dict:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import math
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -76,6 +77,8 @@ class Problem:
     sequence_lens: list[int]
     sequence_lens_given: bool
     peephole_output_nonzero: bool = False
+    #: some float input holds ±Inf or NaN: the evaluation takes ieee.py's IEEE 754 primitives
+    nonfinite: bool = False
     notes: list[str] = field(default_factory=list)
     constants: list | None = field(default=None, repr=False)  # per-direction cell constants
     #: the same tensors as float64 arrays, layout 0 (exact: every input dtype widens exactly);
@@ -102,9 +105,15 @@ def _float32(name: str, value) -> float:
         x = float(value)
     except (TypeError, ValueError):
         raise OracleError(f"{name}={value!r} is not a number.") from None
-    if not math.isfinite(x):
-        raise OracleError(f"{name}={value!r} is not finite; it should satisfy |{name}| < inf.")
-    return float(np.float32(x))
+    with np.errstate(over="ignore"):
+        rounded = float(np.float32(x))
+    if not math.isfinite(x) or not math.isfinite(rounded):
+        # FLOAT attributes: ONNX models rarely carry inf, a NaN bound or parameter is meaningless
+        # (README.md, "Non-finite inputs"); the float inputs may be non-finite, these may not
+        what = "is not finite" if not math.isfinite(x) else "rounds to inf as a FLOAT (float32)"
+        raise OracleError(f"{name}={value!r} {what}; it should satisfy |{name}| < inf "
+                          "(non-finite attributes are refused; the tensors may hold inf and NaN).")
+    return rounded
 
 
 def _float_list(name: str, values) -> tuple[float, ...]:
@@ -137,12 +146,6 @@ def _check_float(name: str, array: np.ndarray, dtype: str | None) -> str:
         raise OracleError(
             f"{name}.dtype={kind!r}, but X.dtype={dtype!r}; the ONNX type constraint T requires "
             f"every float input to have the same type. Consider casting {name} to {dtype}."
-        )
-    if not np.all(np.isfinite(array.astype(np.float64))):
-        bad = np.argwhere(~np.isfinite(array.astype(np.float64)))[0]
-        raise OracleError(
-            f"{name}[{', '.join(map(str, bad))}]={array[tuple(bad)]!r} is not finite; the oracle "
-            f"evaluates finite inputs only."
         )
     return kind
 
@@ -356,26 +359,29 @@ def build_problem(op: str, attributes: dict, tensors: dict, profile: Profile) ->
                               "forget gates if 1\").")
         input_forget = value == 1
 
-    Bm = to_mpf_matrix(Bias)
+    floats = {
+        "X": np.asarray(X, dtype=np.float64), "W": np.asarray(W, dtype=np.float64),
+        "R": np.asarray(R, dtype=np.float64), "B": np.asarray(Bias, dtype=np.float64),
+        "P": None if P is None else np.asarray(P, dtype=np.float64),
+        "initial_h": np.asarray(initial_h, dtype=np.float64),
+        "initial_c": None if initial_c is None else np.asarray(initial_c, dtype=np.float64),
+    }
+    nonfinite = not all(np.isfinite(a).all() for a in floats.values() if a is not None)
+    with np.errstate(invalid="ignore") if nonfinite else nullcontext():  # NaN: a value like any
+        exact = {name: None if a is None else to_mpf_matrix(a) for name, a in floats.items()}
+    Bm = exact["B"]
     return Problem(
         op=op, info=info, hidden_size=H, direction=direction, num_directions=D, layout=layout,
         seq_length=S, batch_size=B, input_size=I, dtype=dtype,
         activations=activations, given_activations=given, shared_activations=shared,
         activation_alpha=alpha, activation_beta=beta, clip=clip,
         linear_before_reset=linear_before_reset, input_forget=input_forget,
-        X=to_mpf_matrix(X), W=to_mpf_matrix(W), R=to_mpf_matrix(R),
+        X=exact["X"], W=exact["W"], R=exact["R"],
         Wb=[row[:G * H] for row in Bm], Rb=[row[G * H:] for row in Bm],
-        P=None if P is None else to_mpf_matrix(P),
-        initial_h=to_mpf_matrix(initial_h),
-        initial_c=None if initial_c is None else to_mpf_matrix(initial_c),
+        P=exact["P"], initial_h=exact["initial_h"], initial_c=exact["initial_c"],
         sequence_lens=sequence_lens, sequence_lens_given=lens is not None,
         peephole_output_nonzero=P is not None and bool(np.any(np.asarray(P)[:, H:2 * H] != 0)),
+        nonfinite=nonfinite,
         notes=notes,
-        floats={
-            "X": np.asarray(X, dtype=np.float64), "W": np.asarray(W, dtype=np.float64),
-            "R": np.asarray(R, dtype=np.float64), "B": np.asarray(Bias, dtype=np.float64),
-            "P": None if P is None else np.asarray(P, dtype=np.float64),
-            "initial_h": np.asarray(initial_h, dtype=np.float64),
-            "initial_c": None if initial_c is None else np.asarray(initial_c, dtype=np.float64),
-        },
+        floats=floats,
     )

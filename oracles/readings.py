@@ -8,7 +8,7 @@ from itertools import product
 
 import numpy as np
 
-from . import precision
+from . import ieee, precision
 from .activations import PARAMETERS, assign_parameters, canonical_name
 from .arith import to_double_double
 from .certificate import certificate
@@ -16,8 +16,9 @@ from .evaluation import evaluate
 from .result import Expected, OracleResult, Reading
 
 #: points whose readings can only differ where an evaluation reports it (a ThresholdedRelu input
-#: equal to alpha; a cell state beyond the clip bound); the others differ whenever they apply.
-DYNAMIC = {"thresholded_relu_boundary", "clip_h"}
+#: equal to alpha; a cell state beyond the clip bound; an infinity or NaN reaching an operation
+#: IEEE leaves open); the others differ whenever they apply.
+DYNAMIC = {"thresholded_relu_boundary", "clip_h", *ieee.POINTS}
 
 
 def _listed(problem) -> tuple[str, ...]:
@@ -61,10 +62,21 @@ APPLIES = {
     "thresholded_relu_boundary": lambda p, prof: "ThresholdedRelu" in p.activations,
     "sequence_lens": lambda p, prof: p.sequence_lens_given and min(p.sequence_lens) < p.seq_length,
     "activation_case": _case_differs,
+    # IEEE 754's open points (ieee.py): listed only when an evaluation reaches them
+    "nan_relu": lambda p, prof: p.nonfinite and "Relu" in p.activations,
+    "nan_thresholded_relu": lambda p, prof: p.nonfinite and "ThresholdedRelu" in p.activations,
+    "nan_hard_sigmoid": lambda p, prof: p.nonfinite and "HardSigmoid" in p.activations,
+    "nan_clip": lambda p, prof: p.nonfinite and p.clip is not None,
+    "tanh_at_infinity": lambda p, prof: p.nonfinite and bool({"Tanh", "ScaledTanh"}
+                                                             & set(p.activations)),
+    "sigmoid_at_infinity": lambda p, prof: p.nonfinite and "Sigmoid" in p.activations,
+    "softsign_at_infinity": lambda p, prof: p.nonfinite and "Softsign" in p.activations,
+    "gru_update": lambda p, prof: p.nonfinite and p.op == "GRU",
 }
 
 
-def _expected(problem, output, reasons: dict, bound: np.ndarray) -> Expected:
+def _expected(problem, output, reasons: dict, bound: np.ndarray, walk=None,
+              mismatch=None) -> Expected:
     hi = np.full(len(output.values), np.nan)
     lo = np.full(len(output.values), np.nan)
     for i, value in enumerate(output.values):
@@ -72,6 +84,17 @@ def _expected(problem, output, reasons: dict, bound: np.ndarray) -> Expected:
             hi[i], lo[i] = to_double_double(value)
     unspecified = np.array([r is not None for r in output.reasons], dtype=bool)
     hi, lo, unspecified = (a.reshape(output.shape) for a in (hi, lo, unspecified))
+    if walk is not None:  # a problem with a non-finite input: IEEE classes
+        bound, masks = _classes(output, hi, unspecified, bound, walk, mismatch)
+        if masks:
+            texts = {ieee.VANISHING: ieee.VANISHING_REASON, ieee.DISAGREES: ieee.DISAGREES_REASON}
+            reasons = dict(reasons, **{code: texts[code] for code in masks})
+            codes = np.array(output.reasons, dtype=object).reshape(output.shape)
+            for code, mask in masks.items():
+                codes[mask] = code
+                unspecified = unspecified | mask
+            hi, lo = np.where(unspecified, np.nan, hi), np.where(unspecified, np.nan, lo)
+            output = type(output)(output.shape, output.values, codes.ravel().tolist())
     # NaN where unspecified; a trajectory that overflowed float64 gives no finite bound: inf
     bound = np.where(unspecified, np.nan, np.where(np.isnan(bound), np.inf, bound))
     if problem.layout == 1:
@@ -80,6 +103,40 @@ def _expected(problem, output, reasons: dict, bound: np.ndarray) -> Expected:
                                       for a in (hi, lo, unspecified, bound))
     codes = {r for r in output.reasons if r is not None}
     return Expected(hi, lo, unspecified, {code: reasons[code] for code in sorted(codes)}, bound)
+
+
+def _classes(output, hi, unspecified, bound, walk, mismatch):
+    """The IEEE class of each specified element, and what the precision model says of it.
+
+    ``walk`` = (values, taint): the model's float64 trajectory for this output and where a factor
+    it may hold as 0 met an infinity (precision.py). An element becomes unspecified with reason
+    ieee.VANISHING where it is tainted so, or where the two precisions disagree on its class
+    (``mismatch``: the oracle's own rounding of a factor to 0 or 1 decided it); with reason
+    ieee.DISAGREES where the model's trajectory has another class than the exact value (it cannot
+    vouch for it then). A specified non-finite element gets bound 0: the comparison requires its
+    class, not a distance. Returns (bound, {reason code: mask}) for the masks that are not empty."""
+    values, taint = walk
+    exact = np.array([v is not None and ieee.special(v) for v in output.values],
+                     dtype=bool).reshape(hi.shape)
+    walked = ~np.isfinite(values)
+    same = ((np.isnan(values) == np.isnan(hi)) & (np.isposinf(values) == np.isposinf(hi))
+            & (np.isneginf(values) == np.isneginf(hi)))
+    vanishing = ~unspecified & taint
+    if mismatch is not None:
+        vanishing |= ~unspecified & mismatch.reshape(hi.shape)
+    disagrees = ~unspecified & ~vanishing & ((exact & ~same) | (~exact & np.isnan(values)))
+    bound = np.where(exact, 0.0, bound)
+    bound = np.where(~exact & walked, np.inf, bound)  # the float64 walk overflowed: no bound
+    masks = {ieee.VANISHING: vanishing, ieee.DISAGREES: disagrees}
+    return bound, {code: mask for code, mask in masks.items() if mask.any()}
+
+
+def _mismatch(low, high, name) -> np.ndarray | None:
+    """Where the ``prec`` and ``check_prec`` evaluations give an element different IEEE classes."""
+    pairs = zip(low.outputs[name].values, high.outputs[name].values)
+    flags = [a is not None and b is not None and (ieee.special(a) or ieee.special(b)) and a != b
+             for a, b in pairs]
+    return np.array(flags, dtype=bool) if any(flags) else None
 
 
 def _describe(profile, applicable, distinguishing, representative, also) -> str:
@@ -112,6 +169,19 @@ def _distinguishing(multi, group_of: dict) -> list:
                    for a in group_of for b in group_of)]
 
 
+def expected_outputs(problem, choices: dict, low, high) -> tuple[dict, dict]:
+    """The Expected outputs of one combination of choices (point id -> value) from its
+    evaluations at prec (``low``) and check_prec (``high``), and the precision model's record."""
+    if not problem.nonfinite:
+        bounds, record = precision.bound(problem, choices)
+        return {out: _expected(problem, high.outputs[out], high.reasons, bounds[out])
+                for out in problem.info.outputs}, record
+    bounds, record, walk = precision.walk(problem, choices)
+    return {out: _expected(problem, high.outputs[out], high.reasons, bounds[out],
+                           (walk["value"][out], walk["taint"][out]), _mismatch(low, high, out))
+            for out in problem.info.outputs}, record
+
+
 def solve(problem, profile, prec: int, check_prec: int) -> OracleResult:
     points = profile.points
     multi = [pid for pid, point in points.items() if len(point.choices) > 1]
@@ -135,14 +205,25 @@ def solve(problem, profile, prec: int, check_prec: int) -> OracleResult:
             break
         varied |= new
 
+    def outputs_of(chosen, low, high):
+        return expected_outputs(problem, {pid: c.value for pid, c in chosen.items()}, low, high)
+
     groups: dict[tuple, list] = {}
     group_of = {}
+    expected = {}
     for key, (chosen, low, high) in evaluated.items():
         signature = tuple((name, tuple(out.values), tuple(out.reasons))
                           for name, out in high.outputs.items())
-        groups.setdefault(signature, []).append((chosen, high))
+        if problem.nonfinite:
+            # the same exact values may be certain under one combination and depend on rounding
+            # under another (ieee.VANISHING): the model's verdict is part of what is merged
+            expected[key] = outputs_of(chosen, low, high)
+            signature += tuple(e.unspecified.tobytes() for e in expected[key][0].values())
+        groups.setdefault(signature, []).append((key, chosen, low, high))
         group_of[key] = signature
     distinguishing = _distinguishing(multi, group_of)
+    # IEEE's open points are listed only where an evaluation reached them
+    listed = {pid for pid in applicable if pid not in ieee.POINTS or pid in touched}
 
     def name_of(chosen):
         return "+".join(chosen[pid].tag for pid in distinguishing) or "default"
@@ -150,16 +231,15 @@ def solve(problem, profile, prec: int, check_prec: int) -> OracleResult:
     readings = []
     model = {}
     for members in groups.values():
-        representative, high = members[0]
+        key, representative, low, high = members[0]
         name = name_of(representative)
-        also = list(dict.fromkeys(name_of(chosen) for chosen, _ in members[1:]))
-        bounds, model = precision.bound(problem, {pid: c.value for pid, c in representative.items()})
+        also = list(dict.fromkeys(name_of(chosen) for _, chosen, _, _ in members[1:]))
+        outputs, model = expected.get(key) or outputs_of(representative, low, high)
         readings.append(Reading(
             name=name,
-            description=_describe(profile, applicable, distinguishing, representative,
+            description=_describe(profile, listed, distinguishing, representative,
                                   [other for other in also if other != name]),
-            outputs={out: _expected(problem, high.outputs[out], high.reasons, bounds[out])
-                     for out in problem.info.outputs},
+            outputs=outputs,
             choices={pid: representative[pid].tag for pid in distinguishing},
         ))
     model.update(precision.shape_facts(problem))
@@ -170,7 +250,7 @@ def solve(problem, profile, prec: int, check_prec: int) -> OracleResult:
         certificate=certificate([(low, high) for _, low, high in evaluated.values()],
                                 prec, check_prec),
         ambiguities=[pid for pid, point in points.items()
-                     if point.ambiguous and pid in applicable],
+                     if point.ambiguous and pid in listed],
         notes=list(problem.notes),
         precision=model,
     )

@@ -22,7 +22,9 @@ class Expected:
     """One output tensor: the exact value is hi + lo (double-double), hi correctly rounded.
 
     ``unspecified`` is True where the profile's spec does not define the element (hi and lo are
-    NaN there); ``reasons`` maps each reason code used to a sentence saying why.
+    NaN there); ``reasons`` maps each reason code used to a sentence saying why. A specified
+    element whose exact value is ±Inf or NaN (non-finite inputs, README.md) has that value in hi,
+    0 in lo and 0 in bound: what is expected there is its class.
 
     ``bound`` is the precision model's bound (float64, NaN where unspecified) on the error a
     correct implementation computing in the inputs' dtype may make at each element: see

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import ieee
 from .gates import dot_plus, fixed_point, fixed_rows, input_projection
 
 
@@ -28,3 +29,8 @@ def step(k: Constants, t: int, b: int, state, functions, ctx):
     h = fixed_point(state[0])
     xw = k.xw[t][b]
     return ([f(ctx.clip(dot_plus(h, row, (xw[j],), prec)), prec) for j, row in enumerate(k.R)],)
+
+
+#: the same prepare and step for a problem with a non-finite input: IEEE 754 classes
+#: (ieee.py); evaluation.py picks them by Problem.nonfinite
+prepare_ieee, step_ieee = ieee.variant(globals(), prepare, step)

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conformance.case.features import features
 from conformance.case import load_file, load_paths
 from conformance.case.vocabulary import canonical_activation
 from conformance.compare import for_case, judge_outputs
@@ -430,6 +431,8 @@ def test_interpreter_matches_onnxruntime_on_float32_corpus_cases(corpus, tmp_pat
         normalized = dataclasses.replace(case, attributes=attrs)
         if ORT_DEFAULTS_DIFFER in case.id:
             continue
+        if {"nan", "inf"} & features(case):
+            continue  # IEEE leaves Relu(NaN) and the like to the formula (two correct answers): the oracle judges them
         SPEC.write(program, _folder(tmp_path, n))
         got = interpreter.run(program.runtime_input(), program.feeds)
         reference = onnx14.translate(normalized)
@@ -523,9 +526,9 @@ def test_onnxruntime_bridge_reproduces_the_interpreter_through_onnx(corpus, tmp_
     """The descriptor -> ONNX conversion of onnxruntime-dml, run on the CPU provider here."""
     pytest.importorskip("onnxruntime")
     bridge, interpreter = OnnxRuntimeDirectML("CPUExecutionProvider"), DirectMLInterpreter()
-    picked = [c for c in corpus if c.valid and c.dtype == "float32" and any(
+    picked = [c for c in corpus if c.valid and c.dtype == "float32" and not {"nan", "inf"} & features(c) and any(
         key in c.id for key in ("basic", "activation_alpha_beta", "linear_before_reset", "peephole",
-                                "input_forget", "lstm/clip", "layout"))]
+                                "input_forget", "lstm/clip", "layout"))]  # onnxruntime's GRU drops NaN: not this test's subject
     compared = 0
     for n, case in enumerate(picked):
         program = SPEC.translate(case)

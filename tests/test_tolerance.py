@@ -206,7 +206,7 @@ def corpus():
 
 def _scale(result, reading_name) -> float:
     reading = next((r for r in result.readings if r.name == reading_name), result.readings[0])
-    values = [np.abs(e.hi[~e.unspecified]) for e in reading.outputs.values()]
+    values = [np.abs(e.hi[~e.unspecified & np.isfinite(e.hi)]) for e in reading.outputs.values()]
     values = np.concatenate([v.ravel() for v in values]) if values else np.zeros(1)
     return float(values.max()) if values.size else 0.0
 

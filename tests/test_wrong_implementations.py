@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conformance.case.features import features
 from conformance.case import load_paths
 from conformance.run import read_results
 from conformance.run.select import compile_expression
@@ -96,6 +97,9 @@ def test_correct_mode_agrees_with_onnxruntime_on_float32_cases(corpus, op):
     compared, skipped, disagree = 0, defaultdict(int), []
     for case in corpus:
         if case.op != op or not case.valid or case.dtype != "float32":
+            continue
+        if {"nan", "inf"} & features(case):  # IEEE leaves Relu(NaN) and the like to the formula: the oracle judges them
+            skipped["non-finite inputs, where two correct implementations may differ"] += 1
             continue
         reference = case
         if case.layout == 1:  # ours at layout 1 against onnxruntime on the same case at layout 0

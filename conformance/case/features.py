@@ -1,7 +1,7 @@
 """A case's *features*: the tokens that name what it exercises, from its content alone.
 
 A feature is a token such as ``reverse``, ``clip``, ``act=ThresholdedRelu``, ``dtype=float16``,
-``sequence_lens=partial``, ``subnormal`` or, for an invalid case, the constraint it breaks
+``sequence_lens=partial``, ``subnormal``, ``nan``, ``inf`` or, for an invalid case, the constraint it breaks
 (``violates=shape:W``). Only non-default choices are tokens. A bidirectional case has both
 ``reverse`` and ``bidirectional`` (it has a reverse pass); a zero length is also
 ``sequence_lens=partial``; ``activation_spelling`` marks a known function spelled otherwise than
@@ -124,7 +124,11 @@ def _value_tokens(case) -> set[str]:
         v = np.abs(np.asarray(arr, dtype=np.float64))
         if np.any((v > 0) & (v < tiny)):
             out.add("subnormal")
-        if np.any(v > 8.0):
+        if np.any(np.isnan(v)):
+            out.add("nan")
+        if np.any(np.isinf(v)):
+            out.add("inf")
+        if np.any((v > 8.0) & np.isfinite(v)):
             out.add("large")
     return out
 

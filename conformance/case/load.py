@@ -1,7 +1,10 @@
 """Case files to canonical cases: parse, check structure, expand the matrix, check meaning, build.
 
 One bad file, or one bad combination of a matrix, yields a :class:`CaseError` with file:line and
-loading goes on with the rest.
+loading goes on with the rest. Loading is bounded by :class:`~conformance.case.limits.Limits`: the
+file (regular files only, its size, YAML nodes and depth) before it is parsed, the matrix before
+it is expanded, and each case's tensor elements and multiply-adds before any tensor is built.
+``materialize=False`` (``conformance list``) builds no tensor at all, and reports the same errors.
 """
 
 from __future__ import annotations
@@ -9,18 +12,21 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import math
 from pathlib import Path
 
 import jsonschema
 import yaml
 
 from conformance.case import validate
+from conformance.case.limits import DEFAULT_LIMITS, Limits, clip_text, how_to_raise
 from conformance.case.model import Case, CaseError
-from conformance.case.schema import SCHEMA
-from conformance.case.tensors import DEFAULT_DISTRIBUTION, make_float, make_lengths
-from conformance.case.vocabulary import (DEFAULT_ACTIVATIONS, INPUTS, canonical_activation,
+from conformance.case.schema import SCHEMA, describe_error, known_keys, show_key
+from conformance.case.tensors import DEFAULT_DISTRIBUTION, materialize as build_tensor, plan_float, plan_lengths
+from conformance.case.vocabulary import (DEFAULT_ACTIVATIONS, GATES, INPUTS, canonical_activation,
                                           input_shapes, num_directions)
-from conformance.case.yamlio import LineDict, Where, load_yaml, where_of
+from conformance.case.yamlio import (FileProblem, LineDict, Where, YAMLLimitError, describe_yaml_error,
+                                     load_yaml, read_text, where_of)
 
 SHAPE_KEYS = ("seq_length", "batch_size", "input_size")
 TOP_KEYS = ("dtype", "form", "expect", "outputs")
@@ -29,29 +35,48 @@ ATTRIBUTE_KEYS = tuple(SCHEMA["properties"]["attributes"]["properties"])
 MATRIX_KEYS = ATTRIBUTE_KEYS + SHAPE_KEYS + TOP_KEYS + TENSOR_KEYS
 
 _VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+_KNOWN_KEYS = known_keys(SCHEMA) | set(MATRIX_KEYS)
+
+
+def _identity(path: Path):
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: load_file reports it
+        return path.absolute()
 
 
 def discover(paths) -> list[Path]:
-    """YAML files under the given files and folders, in a stable order."""
+    """YAML files under the given files and folders, in a stable order, each file once (a file
+    named twice, or a folder and a file in it, is loaded once)."""
     files: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
             files.extend(sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml")))
         else:
             files.append(p)
-    return files
+    seen, unique = set(), []
+    for f in files:
+        key = _identity(f)
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return unique
 
 
-def load_paths(paths) -> tuple[list[Case], list[CaseError]]:
+def load_paths(paths, limits: Limits = DEFAULT_LIMITS, materialize: bool = True
+               ) -> tuple[list[Case], list[CaseError]]:
+    """Every case under `paths` and every error, each with file:line. With ``materialize=False``
+    the cases have no tensors (``tensors == {}``; for listing), and every error is still found."""
     cases, errors = [], []
     seen: dict[str, Where] = {}
     for f in discover(paths):
-        got, errs = load_file(f)
+        got, errs = load_file(f, limits, materialize)
         errors.extend(errs)
         for case in got:
             if case.id in seen:
-                errors.append(CaseError(case.source, "", f"case id {case.id!r} also made by {seen[case.id]}",
-                                        "renaming one of the files, or adding a matrix key", case.id))
+                shown = _shown_id(case.id, case.params)
+                errors.append(CaseError(case.source, "", f"case id {shown!r} also made by {seen[case.id]}",
+                                        "renaming one of the files, or adding a matrix key", shown))
                 continue
             seen[case.id] = case.source
             cases.append(case)
@@ -68,25 +93,28 @@ def case_prefix(path: Path, op: str) -> str:
     return f"{str(op).lower()}/{path.stem}"
 
 
-def load_file(path) -> tuple[list[Case], list[CaseError]]:
+def load_file(path, limits: Limits = DEFAULT_LIMITS, materialize: bool = True
+              ) -> tuple[list[Case], list[CaseError]]:
     path = Path(path)
     name = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return [], [CaseError(Where(name, 1), "", f"cannot read the file: {exc}")]
+        text = read_text(path, limits)
+    except FileProblem as exc:
+        return [], [CaseError(Where(name, exc.line), "", exc.message)]
     try:
-        doc = load_yaml(text, name)
+        doc = load_yaml(text, name, limits)
+    except YAMLLimitError as exc:
+        line, problem = describe_yaml_error(exc)
+        return [], [CaseError(Where(name, line), "", problem, "a plain document; " + how_to_raise("max_yaml"))]
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark else 1
-        problem = getattr(exc, "problem", None) or str(exc)
-        return [], [CaseError(Where(name, line), "", f"YAML syntax error: {problem}",
+        line, problem = describe_yaml_error(exc)
+        return [], [CaseError(Where(name, line), "", problem,
                               "checking the indentation and quoting on that line")]
-    return load_document(doc, path)
+    return load_document(doc, path, limits, materialize)
 
 
-def load_document(doc, path: Path) -> tuple[list[Case], list[CaseError]]:
+def load_document(doc, path: Path, limits: Limits = DEFAULT_LIMITS, materialize: bool = True
+                  ) -> tuple[list[Case], list[CaseError]]:
     name = str(path)
     top = Where(name, 1)
     if not isinstance(doc, dict):
@@ -98,51 +126,79 @@ def load_document(doc, path: Path) -> tuple[list[Case], list[CaseError]]:
         return [], errors
     for key in doc.get("matrix", {}):
         if key not in MATRIX_KEYS:
-            errors.append(CaseError(where_of(doc["matrix"], key, top), f"matrix.{key}",
-                                    f"{key!r} is not a key a matrix can vary",
+            shown = show_key(key, _KNOWN_KEYS)
+            errors.append(CaseError(where_of(doc["matrix"], key, top),
+                                    f"matrix.{shown}" if shown is not None else "matrix",
+                                    f"{shown!r} is not a key a matrix can vary" if shown is not None
+                                    else "an unknown key, which a matrix cannot vary",
                                     f"one of: {', '.join(MATRIX_KEYS)}"))
     if errors:
         return [], errors
+    combinations = math.prod(len(v) for v in doc.get("matrix", {}).values())
+    if combinations > limits.max_cases:
+        return [], [CaseError(where_of(doc, "matrix", top), "matrix",
+                              f"the matrix expands to {combinations:,} combinations (before `exclude`), over "
+                              f"the limit of {limits.max_cases:,} cases per file",
+                              "splitting the file; " + how_to_raise("max_cases"))]
     prefix = case_prefix(path, doc["op"])
     cases = []
     for params in expand(doc.get("matrix", {}), doc.get("exclude", [])):
         case_id = prefix + ("[" + ",".join(f"{k}={fmt_param(v)}" for k, v in params.items()) + "]"
                             if params else "")
+        shown_id = _shown_id(case_id, params)
         variant = apply_params(doc, params)
+        wrong = _matrix_value_error(variant, doc, params, top)
+        if wrong:  # a matrix value the schema refuses where it lands (clip: absent, a string for a size)
+            errors.append(CaseError(*wrong, shown_id))
+            continue
         problems = validate.check(variant, doc, params, top)
         if problems:
-            errors.extend(CaseError(w, k, m, h, case_id) for (w, k, m, h) in problems)
+            errors.extend(CaseError(w, k, m, h, shown_id) for (w, k, m, h) in problems)
             continue
         try:
-            cases.append(build(variant, doc, params, case_id, path))
-        except (ValueError, TypeError) as exc:
-            errors.append(CaseError(doc.here, "inputs", f"cannot build the input tensors: {exc}",
-                                    "checking literal tensors' shapes", case_id))
+            cases.append(build(variant, doc, params, case_id, path, limits, materialize))
+        except CaseLimitError as exc:
+            errors.append(CaseError(exc.where, exc.key, exc.message, exc.hint, shown_id))
+        except (ValueError, TypeError, OverflowError) as exc:
+            errors.append(CaseError(doc.here, "inputs", f"cannot build the input tensors: {clip_text(exc)}",
+                                    "checking literal tensors' shapes", shown_id))
     return cases, errors
 
 
+def _matrix_value_error(variant: dict, doc, params: dict, top: Where):
+    """(where, key, message, hint) for the first matrix value the schema refuses once written into
+    the case, at the line of its matrix key; None when every value fits."""
+    if not params:
+        return None
+    for err in sorted(_VALIDATOR.iter_errors(variant), key=lambda e: list(map(str, e.absolute_path))):
+        path = [str(p) for p in err.absolute_path]
+        key = next((k for k in params if k in path[:2]), None)
+        if key is None:
+            continue
+        where = where_of(doc.get("matrix", {}), key, top)
+        _, _, message, hint = describe_error(err, variant, where, _KNOWN_KEYS)
+        return where, f"matrix.{key}", message, hint
+    return None
+
+
+def _shown_id(case_id: str, params: dict) -> str:
+    """A case id as an error shows it: each matrix value clipped (:func:`_clip_param`)."""
+    if not params:
+        return case_id
+    written = "[" + ",".join(f"{k}={fmt_param(v)}" for k, v in params.items()) + "]"
+    prefix = case_id[:-len(written)] if case_id.endswith(written) else case_id.split("[", 1)[0]
+    return prefix + "[" + ",".join(f"{k}={_clip_param(fmt_param(v))}" for k, v in params.items()) + "]"
+
+
+def _clip_param(text: str, limit: int = 60) -> str:
+    """A matrix value as an error's case id shows it: a long or odd value only clipped, escaped."""
+    if len(text) <= limit and text.isprintable():
+        return text
+    return repr(text[:limit]) + ("…" if len(text) > limit else "")
+
+
 def _schema_error(err: jsonschema.ValidationError, doc, top: Where) -> CaseError:
-    node, where, key = doc, getattr(doc, "here", top), ""
-    for part in err.absolute_path:
-        where = where_of(node, part, where)
-        key = f"{key}.{part}" if key else str(part)
-        try:
-            node = node[part]
-        except (KeyError, IndexError, TypeError):
-            break
-    msg = err.message
-    hint = ""
-    if err.validator == "additionalProperties":
-        allowed = sorted(err.schema.get("properties", {}))
-        extra = [k for k in (node if isinstance(node, dict) else {}) if k not in allowed]
-        if extra and allowed:
-            where = where_of(node, extra[0], where)
-            key = f"{key}.{extra[0]}" if key else str(extra[0])
-            msg = f"unknown key {extra[0]!r}"
-        hint = f"one of the known keys: {', '.join(allowed)}" if allowed else ""
-    elif err.validator == "enum":
-        hint = f"one of {', '.join(map(repr, err.validator_value))}"
-    return CaseError(where, key, msg, hint)
+    return CaseError(*describe_error(err, doc, top, _KNOWN_KEYS))
 
 
 def expand(matrix: dict, exclude: list) -> list[dict]:
@@ -183,7 +239,70 @@ def apply_params(doc: dict, params: dict) -> dict:
     return out
 
 
-def build(variant: dict, doc, params: dict, case_id: str, path: Path) -> Case:
+class CaseLimitError(ValueError):
+    """A case over a limit of :class:`Limits`, found before any tensor is built."""
+
+    def __init__(self, where: Where, key: str, message: str, hint: str):
+        super().__init__(message)
+        self.where, self.key, self.message, self.hint = where, key, message, hint
+
+
+#: the dimensions each input's shape is made of (for pointing at the one that makes it large)
+_DIMENSIONS = {"X": ("seq_length", "batch_size", "input_size"), "W": ("hidden_size", "input_size"),
+               "R": ("hidden_size",), "B": ("hidden_size",), "sequence_lens": ("batch_size",),
+               "initial_h": ("batch_size", "hidden_size"), "initial_c": ("batch_size", "hidden_size"),
+               "P": ("hidden_size",)}
+
+
+def _dimension_where(doc, params: dict, dims: dict, names, top: Where) -> tuple[Where, str]:
+    """The line and key of the largest of the dimensions `names` (its matrix line if it varies)."""
+    name = max(names, key=lambda n: dims[n])
+    section = "attributes" if name == "hidden_size" else "shape"
+    if name in params:
+        return where_of(doc.get("matrix", {}), name, top), f"matrix.{name}"
+    node = doc.get(section, {})
+    return where_of(node, name, where_of(doc, section, top)), f"{section}.{name}"
+
+
+def check_limits(plans: list, op: str, hidden: int, direction: str, shape: dict, doc, params: dict,
+                 limits: Limits) -> None:
+    """Raise :class:`CaseLimitError` when the case's tensors (as planned, not built) or its
+    multiply-adds are over `limits`."""
+    top = getattr(doc, "here", Where("", 1))
+    dims = {"seq_length": _int_or(shape.get("seq_length"), 1), "batch_size": _int_or(shape.get("batch_size"), 1),
+            "input_size": _int_or(shape.get("input_size"), 1), "hidden_size": hidden}
+    elements = sum(p.size for p in plans)
+    if elements > limits.max_elements:
+        largest = max(plans, key=lambda p: p.size)
+        if largest.explicit_shape or largest.fill == "literal" or largest.name not in _DIMENSIONS:
+            inputs = doc.get("inputs", {})
+            where = (where_of(doc.get("matrix", {}), largest.name, top) if largest.name in params
+                     else where_of(inputs, largest.name, where_of(doc, "inputs", top)))
+            key = f"inputs.{largest.name}"
+        else:
+            where, key = _dimension_where(doc, params, dims, _DIMENSIONS[largest.name], top)
+        raise CaseLimitError(
+            where, key,
+            f"the case's input tensors would have {elements:,} elements (the largest, {largest.name} "
+            f"{list(largest.shape)}, {largest.size:,}), over the limit of {limits.max_elements:,} elements "
+            f"(--max-elements)", "smaller shapes; or " + how_to_raise("max_elements"))
+    d, g = num_directions(direction), GATES[op]
+    s, b, i, h = dims["seq_length"], dims["batch_size"], dims["input_size"], hidden
+    macs = s * b * d * g * h * (i + h)
+    if macs > limits.max_macs:
+        where, key = _dimension_where(doc, params, dims, ("seq_length", "batch_size", "input_size", "hidden_size"),
+                                      top)
+        raise CaseLimitError(
+            where, key,
+            f"the case needs {macs:.3g} multiply-adds (seq_length {s} x batch_size {b} x {d} direction(s) x "
+            f"{g} gate(s) x hidden_size {h} x (input_size {i} + hidden_size {h})), over the limit of "
+            f"{limits.max_macs:.3g} (--max-macs)", "smaller shapes; or " + how_to_raise("max_macs"))
+
+
+def build(variant: dict, doc, params: dict, case_id: str, path: Path, limits: Limits = DEFAULT_LIMITS,
+          materialize: bool = True) -> Case:
+    """The case of one matrix combination. Its tensors are planned and checked against `limits`
+    (raising :class:`CaseLimitError`) before any is built; ``materialize=False`` builds none."""
     op = variant["op"]
     form = variant.get("form", "sequence")
     dtype = variant.get("dtype", "float32")
@@ -207,19 +326,21 @@ def build(variant: dict, doc, params: dict, case_id: str, path: Path) -> Case:
     inputs = variant.get("inputs", {})
     seed = int(inputs.get("seed", 0))
     distribution = inputs.get("distribution", DEFAULT_DISTRIBUTION)
-    shapes = input_shapes(op, _int_or(attributes.get("hidden_size"), 1),
-                          attributes.get("direction", "forward")
-                          if num_directions_ok(attributes.get("direction", "forward")) else "forward",
-                          shape)
-    tensors = {}
+    hidden = _int_or(attributes.get("hidden_size"), 1)
+    direction = (attributes.get("direction", "forward")
+                 if num_directions_ok(attributes.get("direction", "forward")) else "forward")
+    shapes = input_shapes(op, hidden, direction, shape)
+    plans = []
     for name in INPUTS[op]:
         spec = inputs.get(name, "random" if name in ("X", "W", "R") else "absent")
         if name == "sequence_lens":
-            arr = make_lengths(spec, shape["batch_size"], shape["seq_length"], seed)
+            plan = plan_lengths(spec, shape["batch_size"], shape["seq_length"], seed)
         else:
-            arr = make_float(spec, name, shapes[name], dtype, seed, distribution)
-        if arr is not None:
-            tensors[name] = arr
+            plan = plan_float(spec, name, shapes[name], dtype, seed, distribution)
+        if plan is not None:
+            plans.append(plan)
+    check_limits(plans, op, hidden, direction, shape, doc, params, limits)
+    tensors = {plan.name: build_tensor(plan) for plan in plans} if materialize else {}
     clause = variant.get("clause", ())
     clause = (clause,) if isinstance(clause, str) else tuple(clause)
     return Case(
@@ -237,7 +358,8 @@ def num_directions_ok(direction) -> bool:
 
 
 def _int_or(value, default: int) -> int:
-    return value if isinstance(value, int) and value > 0 else default
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else default
 
 
-__all__ = ["load_paths", "load_file", "discover", "expand", "LineDict", "num_directions"]
+__all__ = ["load_paths", "load_file", "discover", "expand", "CaseLimitError", "Limits", "LineDict",
+           "num_directions"]

@@ -4,6 +4,8 @@ The schema checks structure; :mod:`conformance.case.validate` checks meaning (sh
 hidden_size, activation counts, ...) and reports both with file:line.
 """
 
+import re
+
 from conformance.case.vocabulary import (ACTIVATION_FUNCTIONS, DIRECTIONS, DTYPES, FORMS, OPS,
                                           INPUTS)
 
@@ -136,3 +138,114 @@ SCHEMA = {
         "tensor": _TENSOR,
     },
 }
+
+
+# -- messages of schema errors, echoing a file only as far as is safe ------------------------------
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}\Z")
+
+
+def known_keys(schema) -> set:
+    """Every property name a schema (with its $defs) declares, at any depth."""
+    out: set = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            props = node.get("properties")
+            if isinstance(props, dict):
+                out.update(props)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return out
+
+
+def show_key(key, known) -> str | None:
+    """A key of a user's file as a message may show it: a key the schema knows, or a short word
+    (a misspelt key, which the user needs to see); None for anything else (it may be a secret
+    from a file that is not a case file at all: say "an unknown key" and give its line)."""
+    if isinstance(key, bool) or not isinstance(key, (str, int)):
+        return None
+    if isinstance(key, int) or key in known or _WORD.match(key):
+        return str(key)
+    return None
+
+
+def key_path(parts, known) -> str:
+    return ".".join(show_key(p, known) or "<an unknown key>" for p in parts)
+
+
+def _type_name(value) -> str:
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _show(value) -> str:
+    from conformance.case.limits import clip
+    return "null" if value is None else clip(value)
+
+
+def describe_error(err, doc, top, known) -> tuple:
+    """(where, key, message, hint) of a jsonschema error in a document loaded by
+    :func:`conformance.case.yamlio.load_yaml`: the line of the offending key or item, keys shown
+    only per :func:`show_key`, values only clipped (:func:`conformance.case.limits.clip`)."""
+    from conformance.case.limits import clip
+    from conformance.case.yamlio import where_of
+
+    node, where, parts = doc, getattr(doc, "here", top), []
+    for part in err.absolute_path:
+        where = where_of(node, part, where)
+        parts.append(part)
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            break
+    value, kind, wanted = err.instance, err.validator, err.validator_value
+    hint = ""
+    if kind in ("oneOf", "anyOf") and err.context:
+        # the branch that says most: an error further in, else one that is not a type mismatch
+        deeper = [e for e in err.context if len(e.absolute_path) > len(err.absolute_path)]
+        specific = [e for e in err.context if e.validator != "type"]
+        if deeper or specific:
+            sub = max(deeper, key=lambda e: len(e.absolute_path)) if deeper else specific[0]
+            where_, key_, message_, hint_ = describe_error(sub, doc, top, known)
+            return where_, key_, message_, hint_ or str(err.schema.get("description", ""))
+        types = []
+        for e in err.context:
+            types += [e.validator_value] if isinstance(e.validator_value, str) else list(e.validator_value)
+        message = (f"{_show(value)} is {_type_name(value)}, not of type "
+                   f"{' or '.join(map(repr, dict.fromkeys(types)))}")
+        return where, key_path(parts, known), message, str(err.schema.get("description", ""))
+    if kind == "additionalProperties" and isinstance(value, dict):
+        allowed = sorted(err.schema.get("properties", {}))
+        extra = [k for k in value if k not in allowed]
+        if extra:
+            where = where_of(value, extra[0], where)
+            shown = show_key(extra[0], known)
+            parts.append(extra[0])
+            message = f"unknown key {shown!r}" if shown is not None else "an unknown key"
+        else:
+            message = "unknown key"
+        if allowed:
+            hint = f"one of the known keys: {', '.join(allowed)}"
+    elif kind == "required":
+        message = err.message  # "'op' is a required property": a name from the schema
+    elif kind == "type":
+        types = [wanted] if isinstance(wanted, str) else list(wanted)
+        message = f"{_show(value)} is {_type_name(value)}, not of type {' or '.join(map(repr, types))}"
+    elif kind in ("enum", "const"):
+        options = wanted if kind == "enum" else [wanted]
+        message = f"{_show(value)} is not one of {', '.join(map(repr, options))}"
+    elif kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        message = f"{clip(value)} is outside the {kind} of {wanted}"
+    elif kind in ("minItems", "maxItems"):
+        message = f"{len(value)} item(s), but the {kind} is {wanted}"
+    elif kind in ("minProperties", "maxProperties"):
+        message = f"{len(value)} key(s), but the {kind} is {wanted}"
+    elif kind in ("oneOf", "anyOf"):
+        message = f"{clip(value)} is not valid here"
+        hint = str(err.schema.get("description", ""))
+    else:
+        message = f"{clip(value)} is not valid ({kind} {clip(wanted)})"
+    return where, key_path(parts, known), message, hint

@@ -2,13 +2,18 @@
 
 Structure is the JSON Schema's job; this module checks what a schema can't say: shapes against
 hidden_size and direction, activation counts, lengths within seq_length. A case marked
-``expect: invalid`` is checked for structure only, since breaking a constraint is its point.
+``expect: invalid`` is checked for structure only, since breaking a constraint is its point; what
+any case needs in order to be built at all (integer dimensions, distributions that can be drawn
+from) is checked for every case. Values from the file appear in messages only clipped
+(:func:`conformance.case.limits.clip`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from conformance.case.limits import clip
+from conformance.case.tensors import distribution_problem
 from conformance.case.vocabulary import (ACTIVATIONS_PER_DIRECTION, ATTRIBUTES, DIRECTIONS, INPUTS,
                                           canonical_activation, input_shapes, num_directions)
 from conformance.case.yamlio import Where, where_of
@@ -38,6 +43,20 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
     for name in inputs:
         if name not in ("seed", "distribution") and name not in INPUTS[op]:
             bad("inputs", name, f"{op} has no input {name!r}", f"one of {', '.join(INPUTS[op])}")
+    known_problems = len(problems)
+    for key, value in shape.items():
+        if not isinstance(value, int) or isinstance(value, bool):
+            bad("shape", key, f"shape.{key} must be an integer, got {clip(value)}",
+                "writing it out in digits (YAML reads 1e9 as a float)")
+    distributions = [("distribution", inputs.get("distribution"))] + [
+        (name, spec.get("distribution")) for name, spec in inputs.items() if isinstance(spec, dict)]
+    for name, distribution in distributions:
+        problem = distribution_problem(distribution) if distribution is not None else ""
+        if problem:
+            bad("inputs", name, f"cannot draw from this distribution: {problem}",
+                "finite bounds, low <= high (`uniform: [-1.0, 1.0]`), a standard deviation >= 0")
+    if len(problems) > known_problems:
+        return problems  # such a case cannot be built, whatever it expects
     if expect == "invalid":
         if not str(variant.get("violates", "")).strip():
             bad("", "expect", "an invalid case must say which constraint it breaks",
@@ -56,24 +75,25 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
                 f"removing it (it belongs to {', '.join(owner)})" if owner else "removing it")
     hidden = attrs.get("hidden_size")
     if not isinstance(hidden, int) or isinstance(hidden, bool) or hidden < 1:
-        bad("attributes", "hidden_size", f"hidden_size must be an integer >= 1, got {hidden!r}",
+        bad("attributes", "hidden_size", f"hidden_size must be an integer >= 1, got {clip(hidden)}",
             "a small value such as 3")
     direction = attrs.get("direction", "forward")
     if direction not in DIRECTIONS:
-        bad("attributes", "direction", f"direction must be one of {list(DIRECTIONS)}, got {direction!r}",
+        bad("attributes", "direction", f"direction must be one of {list(DIRECTIONS)}, got {clip(direction)}",
             "`expect: invalid` if the case tests a bad direction")
     if "layout" in attrs and attrs["layout"] not in (0, 1):
-        bad("attributes", "layout", f"layout must be 0 or 1, got {attrs['layout']!r}")
+        bad("attributes", "layout", f"layout must be 0 or 1, got {clip(attrs['layout'])}")
     if "input_forget" in attrs and attrs["input_forget"] not in (0, 1):
-        bad("attributes", "input_forget", f"input_forget must be 0 or 1, got {attrs['input_forget']!r}")
+        bad("attributes", "input_forget", f"input_forget must be 0 or 1, got {clip(attrs['input_forget'])}")
     if "clip" in attrs and not attrs["clip"] > 0:
-        bad("attributes", "clip", f"clip must be > 0, got {attrs['clip']!r}",
+        bad("attributes", "clip", f"clip must be > 0, got {clip(attrs['clip'])}",
             "omitting clip to turn clipping off (ONNX has no 'off' value)")
     if "activations" in attrs and direction in DIRECTIONS:
         names = attrs["activations"]
         unknown = [a for a in names if canonical_activation(a) is None]
         if unknown:
-            bad("attributes", "activations", f"unknown activation(s) {unknown!r}",
+            bad("attributes", "activations", f"unknown activation(s) {', '.join(clip(a, 30) for a in unknown[:4])}"
+                f"{', ...' if len(unknown) > 4 else ''}",
                 "the eleven ONNX activations: Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, "
                 "ScaledTanh, HardSigmoid, Elu, Softsign, Softplus")
         per_dir = ACTIVATIONS_PER_DIRECTION[op]
@@ -88,7 +108,7 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
                 "listing the activations it belongs to")
 
     if form == "cell" and shape.get("seq_length", 1) != 1:
-        bad("shape", "seq_length", f"a cell is one time step: seq_length must be 1, got {shape['seq_length']!r}",
+        bad("shape", "seq_length", f"a cell is one time step: seq_length must be 1, got {clip(shape['seq_length'])}",
             "removing seq_length, or `form: sequence`")
     if form == "sequence" and "seq_length" not in shape:
         bad("shape", "seq_length", "a sequence case needs shape.seq_length", "adding `seq_length: 3`")
@@ -116,7 +136,7 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
         if name == "sequence_lens" and isinstance(spec, list):
             lens = np.asarray(spec)
             if lens.size and (lens.min() < 0 or lens.max() > full_shape["seq_length"]):
-                bad("inputs", name, f"sequence_lens {spec!r} must satisfy 0 <= length <= seq_length "
+                bad("inputs", name, f"sequence_lens {clip(spec)} must satisfy 0 <= length <= seq_length "
                     f"= {full_shape['seq_length']}", "`expect: invalid` for an out-of-range length")
     return problems
 

@@ -25,10 +25,14 @@ def ulp_of(values: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def errors(got: np.ndarray, hi: np.ndarray, lo: np.ndarray, dtype: str) -> dict[str, np.ndarray]:
-    """Element-wise abs, rel and ULP errors. The exact value is hi + lo (double-double)."""
+    """Element-wise abs, rel and ULP errors. The exact value is hi + lo (double-double). Where the
+    exact value is an infinity or NaN (IEEE 754 propagation of non-finite inputs), only the same
+    value is right: the error is 0 there, else infinite."""
     g = got.astype(np.float64)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         diff = np.abs((g - hi) - lo)
+        same = (np.isnan(g) & np.isnan(hi)) | (np.isinf(hi) & (g == hi))
+        diff = np.where(same, 0.0, np.where(~np.isfinite(hi), np.inf, diff))
         diff = np.where(np.isnan(g) & ~np.isnan(hi), np.inf, diff)
         diff = np.where(np.isnan(diff), np.inf, diff)
         rel = np.where(hi != 0, diff / np.abs(hi), np.where(diff == 0, 0.0, np.inf))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from conformance.case.tensors import numpy_dtype
 from conformance.compare.metrics import errors
 from conformance.compare.tolerance import DEFAULT_POLICY, Tolerance, named_policy
 
@@ -51,6 +52,9 @@ def judge_outputs(case, program, outputs: list, oracle, tolerance: Tolerance) ->
     if len(outputs) != len(names):
         return Judgement("fail", f"returned {len(outputs)} outputs, but should return {len(names)} ({', '.join(names)})",
                          tolerance=tolerance.to_json())
+    wrong = _wrong_type(case, names, outputs)
+    if wrong:
+        return Judgement("fail", wrong, tolerance=tolerance.to_json())
     got = {n: program.to_canonical(n, np.asarray(o)) for n, o in zip(names, outputs)}
     best = None
     for reading in oracle.readings:
@@ -67,6 +71,19 @@ def judge_outputs(case, program, outputs: list, oracle, tolerance: Tolerance) ->
         else:
             best.message += f"\n  (closest of {len(oracle.readings)} documented readings: '{best.reading}')"
     return best
+
+
+def _wrong_type(case, names: list, outputs: list) -> str:
+    """'Y has dtype float64, but should be float32' for the first output not of the case's type: the
+    output type is part of the spec (ONNX's T), so a float64, complex, string or object output is
+    wrong whatever its values."""
+    want = numpy_dtype(case.dtype)
+    for name, out in zip(names, outputs):
+        dtype = getattr(out, "dtype", None)
+        if dtype != want:
+            shown = dtype.name if dtype is not None else type(out).__name__
+            return f"{name} has dtype {shown}, but should be {case.dtype}"
+    return ""
 
 
 def judge_computed_in(case, program, outputs: list, oracle, bounds_for) -> Judgement:
@@ -194,8 +211,11 @@ DIGITS = {"float64": 17, "float32": 9, "float16": 5, "bfloat16": 4}
 
 
 def describe_worst(w: dict, tol: Tolerance) -> str:
-    lo, hi = w["expected"] - w["allowed"], w["expected"] + w["allowed"]
     n = DIGITS.get(w.get("dtype"), 9)
+    if not np.isfinite(w["expected"]):  # IEEE 754 propagates a non-finite input to exactly this value
+        return (f"{_element(w)} = {w['got']:.{n}g}, but should be {w['expected']:g} ({w['time_step']}: IEEE 754 "
+                f"arithmetic on the non-finite inputs gives exactly that)")
+    lo, hi = w["expected"] - w["allowed"], w["expected"] + w["allowed"]
     head = f"{_element(w)} = {w['got']:.{n}g}, but should be within {lo:.{n}g} … {hi:.{n}g} "
     if tol.derived:
         return head + (f"(exact {w['expected']:.{n}g}, {w['time_step']}; error {w['abs_err']:.3g} = "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -81,6 +82,7 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, ops, dtypes, j
 
     Exit status: 0 when no new finding was written, 1 when one was, 2 on a usage error.
     """
+    started = time.monotonic()  # the budget counts from here: start-up, search, shrinking and writing
     try:
         import hypothesis  # noqa: F401
     except ImportError as exc:
@@ -104,7 +106,7 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, ops, dtypes, j
 
     scope = Scope(ops=tuple(ops) or Scope().ops, dtypes=tuple(dtypes) or Scope().dtypes)
     config = CampaignConfig(
-        targets=targets, out_dir=out_dir, budget_s=budget, jobs=jobs or cpu_count(), seed=seed,
+        targets=targets, out_dir=out_dir, budget_s=budget, jobs=jobs or cpu_count(), seed=seed, started=started,
         expectations=expectations, database=None if no_database else database, timeout=timeout, scope=scope,
         max_examples=max_examples, shrink=not no_shrink, plugins=plugin_names, tolerance=tolerance_policy)
     console = Console()

@@ -20,6 +20,8 @@ error over its allowed error, so hypothesis climbs toward larger errors before t
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 import os
 import random
@@ -111,7 +113,7 @@ class Examiner:
     by case content, so a replay (shrinking, the final report) sees the same verdicts."""
 
     def __init__(self, targets, pool: Pool, workdir: Path, timeout: float, prec: int = 128, gate=None,
-                 tolerance: str | None = None, memory: int = 4096):
+                 tolerance: str | None = None, memory: int = 4096, deadline: float | None = None):
         self.targets = list(targets)
         self.pool = pool
         self.workdir = Path(workdir)
@@ -119,6 +121,7 @@ class Examiner:
                                write_programs=False, tolerance=tolerance)
         self.gate = gate
         self.memory = memory
+        self.deadline = deadline   # no runtime call may outlast it: its timeout shrinks to what is left
         self.cache: OrderedDict = OrderedDict()
         self.runs = 0
         self.busy_s = 0.0
@@ -134,8 +137,12 @@ class Examiner:
             return self.cache[key]
         store = MemoryStore(self.workdir)
         start = time.perf_counter()
+        options = self.options
+        if self.deadline is not None:
+            left = max(1.0, self.deadline - time.monotonic())
+            options = dataclasses.replace(options, timeout=min(options.timeout, left))
         with np.errstate(all="ignore"):   # judging a wild output is not a warning, it is a verdict
-            Engine([case], targets or self.targets, store, self.options, gate=self.gate).run(self.pool)
+            Engine([case], targets or self.targets, store, options, gate=self.gate).run(self.pool)
         self.busy_s += time.perf_counter() - start
         self.runs += 1
         shutil.rmtree(self.workdir / "programs", ignore_errors=True)
@@ -161,7 +168,11 @@ class CampaignConfig:
     max_examples: int | None = None        # stop after this many examined cases as well
     chunk: int = 200                       # examples per hypothesis run
     shrink: bool = True
-    shrink_grace_s: float | None = None    # how long shrinking may run past the budget
+    #: the share of the budget spent searching; the rest is for shrinking, reducing and writing what
+    #: was found (without shrinking, nearly all of it searches). The whole campaign, start-up and
+    #: writing included, ends within the budget: a finding left unshrunk then is written unshrunk.
+    search_share: float | None = None
+    started: float | None = None           # time.monotonic() when the command started (the budget's clock)
     prec: int = 128
     tolerance: str | None = None           # a named policy; None: the derived bound
     plugins: dict = field(default_factory=dict)   # runtime name -> MOD:ATTR, for repro commands
@@ -203,6 +214,8 @@ class Campaign:
         self.result = CampaignResult()
         self.index = FindingIndex.load(config.out_dir)
         self.gate = (lambda rec: classify(rec, config.expectations)) if config.expectations else None
+        self._start = self._stop_at = time.monotonic()
+        self._hard_stop = math.inf  # set by run(); a finding reduced outside a campaign has no time limit
         self._seen: dict = {}       # origin -> Finding (latest raised in this hypothesis run)
         self._final: dict = {}      # origin -> Finding (from hypothesis' final replay)
         self._found_in_run = False
@@ -289,10 +302,10 @@ class Campaign:
     def run(self) -> CampaignResult:
         cfg = self.config
         self.result.seed = cfg.seed if cfg.seed is not None else random.SystemRandom().randrange(2 ** 32)
-        self._start = time.monotonic()
-        self._stop_at = self._start + cfg.budget_s
-        grace = cfg.shrink_grace_s if cfg.shrink_grace_s is not None else max(30.0, 0.5 * cfg.budget_s)
-        self._hard_stop = self._stop_at + grace
+        self._start = cfg.started if cfg.started is not None else time.monotonic()
+        share = cfg.search_share if cfg.search_share is not None else (0.75 if cfg.shrink else 0.95)
+        self._stop_at = self._start + share * cfg.budget_s
+        self._hard_stop = self._start + cfg.budget_s
         saved = {k: os.environ.get(k) for k in ("CONFORMANCE_ORACLE_CACHE", "PYTHONWARNINGS")}
         with tempfile.TemporaryDirectory(prefix="conformance-fuzz-") as tmp:
             # a campaign's oracle results are worth keeping for its own replays only; and the
@@ -302,9 +315,9 @@ class Campaign:
             try:
                 with Pool(cfg.jobs) as pool:
                     # each target's effective configuration, measured, so ids name it as the corpus's do
-                    cfg.targets = measured(cfg.targets, pool, folder=tmp)
+                    cfg.targets = measured(cfg.targets, pool, timeout=min(cfg.timeout, 120.0), folder=tmp)
                     self.examiner = Examiner(cfg.targets, pool, Path(tmp) / "work", cfg.timeout, cfg.prec,
-                                             self.gate, cfg.tolerance)
+                                             self.gate, cfg.tolerance, deadline=self._hard_stop)
                     try:
                         while not self._spent():
                             self._run_chunk(self.result.chunks)
@@ -376,7 +389,8 @@ class Campaign:
                     if r["verdict"] in FINDING_VERDICTS and r.get("gate") != "expected"
                     and origin(r, case) == finding.origin]
 
-        reduced = reduce_case(finding.case, lambda c: bool(failing(c)), with_id)
+        reduced = reduce_case(finding.case, lambda c: bool(failing(c)), with_id,
+                              out_of_time=lambda: time.monotonic() >= self._hard_stop)
         self.result.reduction_runs += reduced.tried
         if not reduced.removed:
             return finding

@@ -64,15 +64,17 @@ class Reduction:
     tried: int                 # cases run
 
 
-def reduce_case(case, still_fails, rename, budget: int = 32) -> Reduction:
+def reduce_case(case, still_fails, rename, budget: int = 32, out_of_time=lambda: False) -> Reduction:
     """Remove features greedily while ``still_fails(candidate)`` holds; ``rename`` gives a reduced
-    case its id. At most ``budget`` candidates are run."""
+    case its id. At most ``budget`` candidates are run, and none once ``out_of_time()``: what is
+    left unreduced stays."""
     current, removed, tried = case, [], 0
     progress = True
     while progress and tried < budget:
         progress = False
         for reduction in REDUCTIONS:
-            if tried >= budget:
+            if tried >= budget or out_of_time():
+                progress = False
                 break
             try:
                 if not reduction.present(current):

@@ -44,6 +44,9 @@ def report_command(results, out_dir, clusters_path, expectation_paths, baseline)
             base = Baseline.load(baseline) if baseline else None
         except ExpectationsError as exc:
             raise click.UsageError(str(exc)) from exc
+        if base is not None and base.skipped:
+            click.echo(f"warning: {baseline}: {base.skipped} line(s) that are not results skipped (the first at "
+                       f"line {base.first_skipped})", err=True)
         loaded.records = [dict(r, **classify(r, expectations, base)) for r in loaded.records]
     first = Path(results[0])
     out = out_dir or (first if first.is_dir() else first.parent)
@@ -56,5 +59,7 @@ def report_command(results, out_dir, clusters_path, expectation_paths, baseline)
                f"{'s' if len(loaded.sources) != 1 else ''}, {failing} divergent")
     if not loaded.records:
         click.echo("warning: the results hold no verdicts; the report is empty", err=True)
+    for warning in loaded.warnings:
+        click.echo(f"warning: {warning}", err=True)
     for path in (index, junit, summary):
         click.echo(f"wrote {path}")

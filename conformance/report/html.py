@@ -16,6 +16,7 @@ from pathlib import Path
 
 import jinja2
 
+from conformance.run.files import write_atomic
 from conformance.runtimes.effective import describe_host, summary
 
 from conformance.report import view
@@ -250,8 +251,7 @@ def _remove_stale_pages(out_dir: Path) -> None:
 
 
 def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    write_atomic(path, text)
 
 
 def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | None = None) -> Path:

@@ -8,10 +8,13 @@ rejected are <failure>; crash, timeout and error are <error>; not-expressible an
 
 from __future__ import annotations
 
+import io
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
+
+from conformance.run.files import write_atomic
 
 from conformance.report.view import clauses_of, family_of, natural_key, num
 
@@ -101,5 +104,6 @@ def write_junit(records: list[dict], path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tree = to_xml(records)
     ET.indent(tree, space="  ")
-    tree.write(path, encoding="utf-8", xml_declaration=True)
-    return path
+    buffer = io.BytesIO()
+    tree.write(buffer, encoding="utf-8", xml_declaration=True)
+    return write_atomic(path, buffer.getvalue())

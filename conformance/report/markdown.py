@@ -8,6 +8,7 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from conformance.run.files import write_atomic
 from conformance.runtimes.effective import describe_host
 from conformance.runtimes.effective import summary as configuration_summary
 from conformance.report.view import (FAILING, SEVERITY, gate_summary, natural_key, safe_link, severity,
@@ -168,5 +169,5 @@ def _configurations(runs: list[dict]) -> list[str]:
 def write_markdown(records: list[dict], run_info, path, clusters: list[dict] | None = None) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(summary(records, run_info, clusters), encoding="utf-8")
+    write_atomic(path, summary(records, run_info, clusters))
     return path

@@ -23,6 +23,7 @@ class ReportInputError(ValueError):
 class Loaded:
     records: list = field(default_factory=list)
     runs: list = field(default_factory=list)        # run.json of each results file (with "source")
+    warnings: list = field(default_factory=list)    # files beside the results that could not be read
     clusters: list | None = None                    # clusters.json found beside the results, if any
     sources: list = field(default_factory=list)     # the results files read, oldest run first
 
@@ -46,11 +47,11 @@ def _read_json(path: Path):
 
 
 def load(paths, clusters_path=None) -> Loaded:
-    runs = []
+    runs, warnings = [], []
     for i, raw in enumerate(paths):
         res = results_path(raw)
         info_path = res.parent / "run.json"
-        info = _read_json(info_path) if info_path.is_file() else {}
+        info = _beside(info_path, warnings, {})
         info = dict(info) if isinstance(info, dict) else {}
         info["source"] = str(res)
         order = (str(info.get("started") or ""), res.stat().st_mtime, i)
@@ -64,10 +65,22 @@ def load(paths, clusters_path=None) -> Loaded:
                 latest[(rec["case"], rec["target"])] = rec
         beside = res.parent / "clusters.json"
         if clusters_path is None and beside.is_file():
-            found = _read_json(beside)
+            found = _beside(beside, warnings, [])
             clusters = (clusters or []) + list(found if isinstance(found, list) else found.get("clusters", []))
     if clusters_path is not None:
         found = _read_json(Path(clusters_path))
         clusters = list(found if isinstance(found, list) else found.get("clusters", []))
     return Loaded(records=list(latest.values()), runs=[info for _, _, info in runs], clusters=clusters,
-                  sources=[res for _, res, _ in runs])
+                  sources=[res for _, res, _ in runs], warnings=warnings)
+
+
+def _beside(path: Path, warnings: list, default):
+    """A run's side file (run.json, clusters.json): one that cannot be read (a run killed while
+    writing it, before writes were atomic) costs what it holds, with a warning, not the report."""
+    if not path.is_file():
+        return default
+    try:
+        return _read_json(path)
+    except ReportInputError as exc:
+        warnings.append(f"{exc}; the report goes on without it")
+        return default

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -29,9 +30,12 @@ import numpy as np
 
 from conformance.case.vocabulary import DEFAULT_ACTIVATIONS, canonical_activation
 from conformance.run.engine import Engine, Options
+from conformance.run.files import write_atomic
 from conformance.run.results import MemoryStore
 
-ABLATED_VERDICTS = ("fail", "rejected", "crash", "timeout")
+#: the verdicts worth ablating: a crash or a timeout teaches nothing when re-run without a feature
+#: (and a group of hangs would cost its timeout per variant)
+ABLATED_VERDICTS = ("fail", "rejected")
 #: a variant whose verdict is one of these no longer shows the failure; "within-declared" is a fail
 #: against the model's type that its narrower declared precision accepts
 CLEAN = ("pass", "unspecified", "within-declared")
@@ -154,10 +158,12 @@ def _label(record: dict) -> str:
     return record["verdict"]
 
 
-def _run(variants: list, target, pool, folder: Path, timeout: float) -> dict:
-    """Verdicts of the variant cases on one target: {variant id: verdict, or "within-declared"}."""
+def _run(variants: list, target, pool, folder: Path, timeout: float, deadline: float | None = None) -> dict:
+    """Verdicts of the variant cases on one target: {variant id: verdict, or "within-declared"};
+    a variant not started before ``deadline`` has none."""
     store = MemoryStore(folder)
-    Engine(variants, [target], store, Options(out_dir=folder, timeout=timeout, write_programs=False)).run(pool)
+    Engine(variants, [target], store, Options(out_dir=folder, timeout=timeout, write_programs=False,
+                                              deadline=deadline)).run(pool)
     return {r["case"]: _label(r) for r in store.records}
 
 
@@ -185,8 +191,10 @@ def _configuration_cause(target, precision: str, pinned_verdict: str | None) -> 
 
 
 def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budget: int = 1500,
-           timeout: float = 60.0) -> list[dict]:
-    """Clusters of the failing records; writes out_dir/clusters.json and returns the clusters."""
+           timeout: float = 60.0, seconds: float | None = None) -> list[dict]:
+    """Clusters of the failing records; writes out_dir/clusters.json and returns the clusters.
+    ``budget`` bounds the runs; ``seconds`` the wall-clock time (groups left are not ablated)."""
+    deadline = time.monotonic() + seconds if seconds is not None else None
     cases_by_id = {c.id: c for c in cases}
     targets_by_id = {t.id: t for t in targets}
     folder = Path(out_dir) / "ablation"
@@ -197,15 +205,19 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
         by_target[key[0]].append((key, ids))
     # share the budget fairly: every target gets its k-th group ablated before any its (k+1)-th
     quota = _fair_quota(by_target, cases_by_id, budget)
+    out_of_time = f"not ablated: the ablation's time budget ({seconds:g} s) was spent" if seconds is not None else ""
     for target_id, items in by_target.items():
         target = targets_by_id.get(target_id)
         if target is None:
+            continue
+        if deadline is not None and time.monotonic() > deadline:
+            explained += [(key, ids, out_of_time, [], []) for key, ids in items]
             continue
         within = [(key, ids) for key, ids in items if key[3] == "pass"]
         items = [(key, ids) for key, ids in items if key[3] != "pass"]
         if within:
             spent += _ablate_configuration(within, target, targets, cases_by_id, records, pool, folder, timeout,
-                                           explained, budget - spent)
+                                           explained, budget - spent, deadline, out_of_time)
         plans = []
         for key, ids in items:
             case = cases_by_id[ids[0]]
@@ -215,9 +227,13 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
                 continue
             spent += len(present)
             plans.append((key, ids, case, present, {f.name: f.remove(case) for f in present}))
-        singles = _run([v for *_, variants in plans for v in variants.values()], target, pool, folder, timeout)
+        singles = _run([v for *_, variants in plans for v in variants.values()], target, pool, folder, timeout,
+                       deadline)
         pair_plans = []
         for key, ids, case, present, variants in plans:
+            if any(v.id not in singles for v in variants.values()):  # the time ran out before they ran
+                explained.append((key, ids, out_of_time, [], []))
+                continue
             results = [{"case": v.id, "feature": name, "change": v.id.rsplit("~", 1)[1],
                         "verdict": singles.get(v.id, "missing")} for name, v in variants.items()]
             necessary = [f for f in present if singles.get(variants[f.name].id) in CLEAN]
@@ -240,8 +256,11 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
                 v = dataclasses.replace(v, id=f"{case.id}~{a.name}+{b.name}")
                 pair_index[v.id] = (a, b)
                 pair_variants.append(v)
-        pairs = _run(pair_variants, target, pool, folder, timeout) if pair_variants else {}
+        pairs = _run(pair_variants, target, pool, folder, timeout, deadline) if pair_variants else {}
         for key, ids, case, present, results in pair_plans:
+            if any(vid not in pairs for vid in pair_index if vid.startswith(case.id + "~")):
+                explained.append((key, ids, out_of_time, [], results))
+                continue
             flipped = [pair_index[vid] for vid, verdict in pairs.items()
                        if verdict in CLEAN and vid.startswith(case.id + "~")]
             results += [{"case": vid, "feature": "+".join(x.name for x in pair_index[vid]),
@@ -262,7 +281,7 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
             explained.append((key, ids, cause, features, results))
     clusters = _merge(explained, cases_by_id)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
-    (Path(out_dir) / "clusters.json").write_text(json.dumps(clusters, indent=2))
+    write_atomic(Path(out_dir) / "clusters.json", json.dumps(clusters, indent=2))
     return clusters
 
 
@@ -283,15 +302,18 @@ def _beyond(key, records) -> str:
 
 
 def _ablate_configuration(within, target, targets, cases_by_id, records, pool, folder, timeout, explained,
-                          budget) -> int:
+                          budget, deadline=None, out_of_time="") -> int:
     """Groups whose pairs are within their declared narrower precision: re-run each group's first case
     with the precision pinned, and explain the group by the configuration. Returns the runs spent."""
     sibling = pinned_sibling(target, targets)
     verdicts = {}
     if sibling is not None and budget > 0:
         firsts = [cases_by_id[ids[0]] for _, ids in within][:budget]
-        verdicts = _run(firsts, sibling, pool, folder, timeout)
+        verdicts = _run(firsts, sibling, pool, folder, timeout, deadline)
     for key, ids in within:
+        if sibling is not None and ids[0] not in verdicts and deadline is not None and time.monotonic() > deadline:
+            explained.append((key, ids, out_of_time, [], []))
+            continue
         precision = _precision_of(records, key[0], ids[0])
         pinned = verdicts.get(ids[0]) if sibling is not None else None
         if sibling is not None and pinned is None:

@@ -6,6 +6,8 @@ so an interrupted run resumes where it stopped.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import re
 import shlex
@@ -16,6 +18,7 @@ from pathlib import Path
 
 from conformance.case.features import features
 from conformance.compare import FAILING, for_case, judge_computed_in, judge_outputs
+from conformance.run.files import write_atomic
 from conformance.run.workers import Job, Pool
 from conformance.runtimes.effective import BY_NAME, narrower, of_dtype
 from conformance.specs import SPECS, NotExpressible
@@ -67,6 +70,7 @@ class Options:
     argv_paths: tuple = ()          # for repro commands
     write_programs: bool = True
     tolerance: str | None = None    # a named policy of compare/policies.yaml; None: the default (derived)
+    deadline: float | None = None   # time.monotonic() after which no new job is started (the ablation's budget)
 
 
 @dataclass
@@ -93,6 +97,20 @@ def repro(case, target) -> str:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text)[:150]
+
+
+@functools.cache
+def judge_version() -> str:
+    """What judging depends on besides the inputs: the oracle's version and the comparison's code
+    (conformance/compare, its policies, this module), as a digest."""
+    import oracles
+    h = hashlib.sha256(oracles.ORACLE_VERSION.encode())
+    here = Path(__file__).resolve().parent.parent
+    for path in sorted((here / "compare").glob("*")) + [Path(__file__).resolve(),
+                                                        here / "runtimes" / "effective.py"]:
+        if path.is_file():
+            h.update(path.name.encode() + path.read_bytes())
+    return h.hexdigest()[:12]
 
 
 def base_record(case, target) -> dict:
@@ -127,12 +145,30 @@ class Engine:
         self.bounds = {}                  # (case index, profile, compute, choices) -> oracles.computed_in
 
     def pending_pairs(self):
-        """(case index, case, targets still to run) for every case with something left to run."""
+        """(case index, case, targets still to run) for every case with something left to run: a
+        pair is done when a record of it exists for the same case content *and* the same judgement
+        (pair_digest)."""
         for ci, case in enumerate(self.cases):
-            digest = case.digest
-            todo = [t for t in self.targets if not self.store.is_done(case.id, t.id, digest)]
+            digest, tokens = case.digest, None
+            todo = []
+            for t in self.targets:
+                if self.overrides and tokens is None:
+                    tokens = features(case)
+                if not self.store.is_done(case.id, t.id, self.pair_digest(case, t, digest, tokens)):
+                    todo.append(t)
             if todo:
                 yield ci, case, todo
+
+    def pair_digest(self, case, target, digest: str | None = None, tokens=None) -> str:
+        """The case's content, and everything its verdict on ``target`` is judged by: the tolerance
+        policy, an expectations override, the case's own tolerance, the oracle's version and
+        precision, and the comparison's own code. A resumed run redoes a pair when any of it
+        changed (the runtime's version is in the target id)."""
+        override = self.overrides(case.id, target.id, tokens if tokens is not None else features(case)) \
+            if self.overrides else None
+        judged = json.dumps([self.opt.tolerance, override, case.tolerance, self.opt.prec, judge_version()],
+                            sort_keys=True, default=str)
+        return f"{digest or case.digest}:{hashlib.sha256(judged.encode()).hexdigest()[:12]}"
 
     def count_pending(self) -> int:
         return sum(len(todo) for _, _, todo in self.pending_pairs())
@@ -156,6 +192,8 @@ class Engine:
         pending = list(self.pending_pairs())
         self.summary.skipped_pairs += len(self.cases) * len(self.targets) - sum(len(t) for _, _, t in pending)
         for ci, case, todo in pending:
+            if self.opt.deadline is not None and time.monotonic() > self.opt.deadline:
+                return  # out of time: the pairs not started have no record
             yield from self._schedule(ci, case, todo)
 
     def _schedule(self, ci: int, case, todo):
@@ -211,12 +249,17 @@ class Engine:
         case = self.cases[ci]
         extra = {"notes": list(prog.notes) + list(case.notes), "program": prog.files.get("model", ""),
                  "elapsed_s": round(outcome.elapsed, 6)}
-        if outcome.status in ("ok", "error"):
+        if outcome.output.strip():  # what the runtime printed during the call (its tail), not the terminal's
+            extra["runtime_output"] = outcome.output
+        if outcome.status in ("ok", "error", "garbage"):
             extra["effective"] = effective_of(case, target, outcome.effective)
         if outcome.status == "crash":
             return self._record(case, target, prog, "crash", outcome.error, extra)
         if outcome.status == "timeout":
             return self._record(case, target, prog, "timeout", outcome.error, extra)
+        if outcome.status == "garbage":  # outputs that are not arrays: wrong, whatever the case
+            return self._record(case, target, prog, "fail" if case.valid else "accepted-invalid",
+                                outcome.error, extra)
         if outcome.status == "error":
             if case.valid:
                 return self._record(case, target, prog, "rejected", f"rejected a valid case: {outcome.error}",
@@ -274,6 +317,7 @@ class Engine:
 
     def _record(self, case, target, prog, verdict, message, extra=None) -> None:
         rec = base_record(case, target)
+        rec["pair_digest"] = self.pair_digest(case, target)
         rec.update({"verdict": verdict, "max_abs_err": None, "max_ulp": None, "tolerance": None})
         if extra:
             rec.update(extra)
@@ -291,4 +335,4 @@ class Engine:
 
 def write_run_info(out_dir: Path, info: dict) -> None:
     path = Path(out_dir) / "run.json"
-    path.write_text(json.dumps(info, indent=2, default=str) + "\n")
+    write_atomic(path, json.dumps(info, indent=2, default=str) + "\n")

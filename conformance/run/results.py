@@ -37,16 +37,20 @@ def read_results(path) -> list[dict]:
 
 
 class ResultStore:
-    """Append-only store. ``done`` maps (case id, target id) to the case digest already judged."""
+    """Append-only store. ``done`` maps (case id, target id) to the pair digest already judged (the
+    case's content and what it was judged by: :meth:`conformance.run.engine.Engine.pair_digest`)."""
 
     def __init__(self, out_dir, resume: bool = True):
         self.dir = Path(out_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / "results.jsonl"
+        if self.path.exists() and not self.path.is_file():  # a FIFO or a device would hang or flood us
+            from conformance.run.files import WriteError
+            raise WriteError(f"{self.path} is not a regular file; remove it, or give the run another --out")
         if not resume and self.path.exists():
             self.path.unlink()
         self.records = read_results(self.path)
-        self.done = {(r["case"], r["target"]): r.get("case_digest") for r in self.records}
+        self.done = {(r["case"], r["target"]): r.get("pair_digest") for r in self.records}
         self._fix_torn_tail()
         self._file = self.path.open("a", encoding="utf-8")
 
@@ -65,7 +69,7 @@ class ResultStore:
         self._file.write(json.dumps(_clean(record), sort_keys=False) + "\n")
         self._file.flush()
         self.records.append(record)
-        self.done[(record["case"], record["target"])] = record.get("case_digest")
+        self.done[(record["case"], record["target"])] = record.get("pair_digest")
 
     def latest(self) -> list[dict]:
         """The newest record of every (case, target) pair (a resumed run may have redone some)."""

@@ -1,14 +1,24 @@
-"""``-k EXPR``: select cases by id, pytest-style: substrings joined with and / or / not, (...)."""
+"""``-k EXPR``: select cases by id, pytest-style: substrings joined with and / or / not, (...).
+
+Each word matches as a substring (``str.__contains__``: linear in the id, no backtracking), and
+the expression is evaluated over flat lists of operands, so neither a long chain of ``and`` nor a
+long run of ``not`` nests Python calls; parentheses may nest at most :data:`MAX_DEPTH` deep.
+"""
 
 from __future__ import annotations
 
 import re
 
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
+MAX_DEPTH = 100  # nesting of parentheses
 
 
 class SelectError(ValueError):
     pass
+
+
+def _shown(expr: str) -> str:
+    return repr(expr) if len(expr) <= 200 else repr(expr[:200]) + "…"
 
 
 def compile_expression(expr: str):
@@ -17,6 +27,7 @@ def compile_expression(expr: str):
     if not tokens:
         return lambda _id: True
     pos = 0
+    depth = 0
 
     def peek():
         return tokens[pos] if pos < len(tokens) else None
@@ -27,45 +38,55 @@ def compile_expression(expr: str):
         return tokens[pos - 1]
 
     def parse_or():
-        left = parse_and()
+        parts = [parse_and()]
         while peek() == "or":
             take()
-            right = parse_and()
-            left = (lambda a, b: lambda s: a(s) or b(s))(left, right)
-        return left
+            parts.append(parse_and())
+        if len(parts) == 1:
+            return parts[0]
+        return lambda s: any(p(s) for p in parts)
 
     def parse_and():
-        left = parse_not()
+        parts = [parse_not()]
         while peek() == "and":
             take()
-            right = parse_not()
-            left = (lambda a, b: lambda s: a(s) and b(s))(left, right)
-        return left
+            parts.append(parse_not())
+        if len(parts) == 1:
+            return parts[0]
+        return lambda s: all(p(s) for p in parts)
 
     def parse_not():
-        if peek() == "not":
+        negations = 0
+        while peek() == "not":
             take()
-            inner = parse_not()
+            negations += 1
+        inner = parse_atom()
+        if negations % 2:
             return lambda s: not inner(s)
-        return parse_atom()
+        return inner
 
     def parse_atom():
+        nonlocal depth
         tok = peek()
         if tok is None:
-            raise SelectError(f"-k {expr!r}: expression ends too early")
+            raise SelectError(f"-k {_shown(expr)}: expression ends too early")
         take()
         if tok == "(":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise SelectError(f"-k {_shown(expr)}: parentheses nest deeper than {MAX_DEPTH}")
             inner = parse_or()
             if peek() != ")":
-                raise SelectError(f"-k {expr!r}: missing ')'")
+                raise SelectError(f"-k {_shown(expr)}: missing ')'")
             take()
+            depth -= 1
             return inner
         if tok in (")", "and", "or"):
-            raise SelectError(f"-k {expr!r}: unexpected {tok!r}")
+            raise SelectError(f"-k {_shown(expr)}: unexpected {tok!r}")
         word = tok.lower()
         return lambda s: word in s.lower()
 
     pred = parse_or()
     if pos != len(tokens):
-        raise SelectError(f"-k {expr!r}: unexpected {tokens[pos]!r}")
+        raise SelectError(f"-k {_shown(expr)}: unexpected {_shown(tokens[pos])}")
     return pred

@@ -1,8 +1,28 @@
-"""Worker processes: each job runs in a child process, so a crash or a hang costs one verdict.
+"""Worker processes: each job runs in a child process, so a crash, a hang or a runaway costs one
+verdict, and no runtime can touch another runtime's verdicts.
 
-A worker imports a runtime once and serves many jobs. When a job segfaults, the worker dies: the
-job becomes a ``crash`` and a fresh worker takes its place. When a job outlives its timeout, the
-worker is killed: the job becomes a ``timeout``.
+**Bindings.** Every worker is bound for its whole life to one *binding*: one runtime configuration
+(a :class:`~conformance.runtimes.base.RuntimeRef`), or the oracle. A runtime's code therefore never
+shares an interpreter with another runtime's code, nor with the oracle; and the comparison runs in
+the main process, which imports no runtime at all (discovery runs in throwaway processes too:
+:func:`isolated`). A runtime that patches numpy, changes the working directory or sets environment
+variables can only corrupt its own verdicts. ``jobs`` bounds how many workers *run* at once; idle
+workers of other bindings stay warm while they hold less than a quarter of the machine's memory
+together (and number at most ``KEEP_ALIVE``), the least recently used retired first, so a run over
+many runtimes pays each runtime's import once, not at every switch.
+
+**Process trees.** Every worker starts its own session (``setsid``), so it leads a process group
+holding whatever a runtime starts. The pool ends a worker by killing that whole group. On Linux a
+worker also dies with its parent (``PR_SET_PDEATHSIG``), and a *reaper* process, in its own
+session, waits on a pipe from the main process: when the main process dies by any means (even
+SIGKILL) the pipe closes and the reaper kills every worker group it was told of. A process a
+runtime deliberately detaches (its own ``setsid`` or a double fork) escapes the group: see
+docs/isolation.md.
+
+**Limits.** A job's timeout counts from the call, after the runtime is built (which has its own,
+generous limit). A worker whose resident memory, with its descendants', passes the memory limit is
+killed: the job becomes ``crash`` with "memory limit". Memory is read from ``/proc`` (Linux); where
+there is none, only the timeout bounds a runaway.
 """
 
 from __future__ import annotations
@@ -10,41 +30,94 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
+import sys
+import tempfile
 import time
 import traceback
-from collections import deque
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 
 _CTX = mp.get_context("spawn")
 BUILD_TIMEOUT = 300.0  # seconds to import and construct a runtime in a fresh worker
+KEEP_ALIVE = 64        # the most workers (of distinct bindings) kept warm, idle ones included
+IDLE_SHARE = 4         # idle workers may hold together up to 1/IDLE_SHARE of the machine's memory
+POLL_S = 0.25          # how often memory is read while jobs run
+ORACLE = "oracle"      # the binding of the workers that run the oracle (and other suite functions)
 
 
 @dataclass
 class Job:
     key: object                 # caller's handle, returned with the outcome
-    kind: str                   # "run" (a runtime on a program) or "call" (a function)
+    kind: str                   # "run" / "probe" (a runtime on a program) or "call" (a function)
     payload: tuple
     timeout: float
+
+    @property
+    def binding(self):
+        """The worker this job may run in: its runtime's ref, or the oracle's."""
+        return self.payload[0] if self.kind in ("run", "probe") else ORACLE
 
 
 @dataclass
 class Outcome:
     key: object
-    status: str                 # ok | error | crash | timeout
+    status: str                 # ok | error | garbage | crash | timeout
     value: object = None        # ok: the return value
     error: str = ""             # error: "Type: message"; crash: the signal; timeout: the limit
     detail: str = ""            # a traceback tail
     elapsed: float = 0.0        # seconds inside the worker (ok / error)
     effective: dict = field(default_factory=dict)  # run/probe: the runtime's effective() after the call
     describe: dict = field(default_factory=dict)   # probe: the runtime's describe()
+    output: str = ""            # what the worker printed (stdout and stderr, native code's included) meanwhile
 
 
-def _serve(conn) -> None:
+#: the most of a call's printed output kept with its outcome (its tail)
+OUTPUT_KEPT = 4000
+
+
+# -- the worker's side ---------------------------------------------------------------------------
+
+def _own_group() -> None:
+    """Lead a process group of one's own, and die with the parent (Linux)."""
+    try:
+        os.setsid()
+    except OSError:
+        pass
+    _die_with_parent(signal.SIGKILL)
+
+
+def _die_with_parent(sig) -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(sig), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def _capture(log: str | None) -> None:
+    """Send this process's stdout and stderr (file descriptors 1 and 2, so native code's output
+    too) to ``log``, which the pool reads after each call and attaches to its outcome."""
+    if not log:
+        return
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    for target in (1, 2):
+        os.dup2(fd, target)
+    os.close(fd)
+
+
+def _serve(conn, binding, log: str | None = None) -> None:
     """Worker loop: receive (kind, payload), answer (status, value, error, detail, elapsed,
-    effective, describe)."""
+    effective, describe). Only jobs of this worker's binding are accepted."""
+    _own_group()
+    _capture(log)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    runtimes = {}
+    runtime = None
     while True:
         try:
             msg = conn.recv()
@@ -54,25 +127,65 @@ def _serve(conn) -> None:
             return
         kind, payload = msg
         start = time.perf_counter()
-        runtime = None
+        _flush()
         try:
             if kind in ("run", "probe"):
                 ref, model, feeds = payload
-                runtime = runtimes.get(ref)
+                if ref != binding:
+                    raise RuntimeError(f"a worker bound to {binding!r} was sent a job for {ref!r}")
                 if runtime is None:
-                    runtime = runtimes[ref] = ref.build()
+                    runtime = ref.build()
                 conn.send(("started", None, "", "", 0.0, {}, {}))  # the timeout counts from here
                 start = time.perf_counter()
-                value = [_as_array(x) for x in runtime.run(model, feeds)]
+                returned = runtime.run(model, feeds)
             else:
+                if binding != ORACLE:
+                    raise RuntimeError(f"a worker bound to {binding!r} was sent a suite function")
                 func, args = payload
-                value = func(*args)
-            elapsed = time.perf_counter() - start
-            conn.send(("ok", value, "", "", elapsed, _effective(runtime), _describe(runtime, kind)))
+                returned = func(*args)
+            _flush()
         except Exception as exc:  # the runtime's refusal, reported as its text
+            _flush()
             tb = traceback.format_exc(limit=6)
-            conn.send(("error", None, f"{type(exc).__name__}: {exc}", tb[-2000:], time.perf_counter() - start,
-                       _effective(runtime), _describe(runtime, kind)))
+            conn.send(("error", None, f"{type(exc).__name__}: {exc}"[:4000], tb[-2000:],
+                       time.perf_counter() - start, _effective(runtime), _describe(runtime, kind)))
+            continue
+        elapsed = time.perf_counter() - start
+        if kind in ("run", "probe"):
+            try:
+                value = _as_arrays(returned)
+            except Exception as exc:  # noqa: BLE001 - what came back is not outputs: the runtime's fault
+                conn.send(("garbage", None, f"returned {_kind_of(returned)}, which is not a list of arrays: "
+                           f"{type(exc).__name__}: {exc}"[:2000], "", elapsed, _effective(runtime),
+                           _describe(runtime, kind)))
+                continue
+        else:
+            value = returned
+        try:
+            conn.send(("ok", value, "", "", elapsed, _effective(runtime), _describe(runtime, kind)))
+        except Exception as exc:  # noqa: BLE001 - an output that cannot travel back (unpicklable)
+            conn.send(("garbage", None, f"returned outputs that cannot be sent back: {type(exc).__name__}: "
+                       f"{exc}"[:2000], "", elapsed, {}, {}))
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001, S110 - a runtime that closed or replaced them
+            pass
+
+
+def _kind_of(value) -> str:
+    return f"a {type(value).__name__}"
+
+
+def _as_arrays(returned) -> list:
+    """The runtime's outputs as numpy arrays (a list or tuple of array-likes)."""
+    import numpy as np
+    if isinstance(returned, (str, bytes, dict)) or not hasattr(returned, "__iter__"):
+        raise TypeError(f"expected a list of arrays, got {type(returned).__name__}")
+    return [np.asarray(x) for x in returned]
 
 
 def _effective(runtime) -> dict:
@@ -102,30 +215,152 @@ def _plain(value) -> dict:
     if not isinstance(value, dict):
         return {"error": f"expected a dict, got {type(value).__name__}"}
 
-    def clean(v):
+    def clean(v, depth=0):
+        if depth > 4:
+            return str(v)[:200]
         if isinstance(v, (bool, int, float)) or v is None:
             return v
         if isinstance(v, dict):
-            return {str(k): clean(x) for k, x in v.items()}
+            return {str(k)[:100]: clean(x, depth + 1) for k, x in list(v.items())[:50]}
         if isinstance(v, (list, tuple, set)):
-            return [clean(x) for x in v]
+            return [clean(x, depth + 1) for x in list(v)[:50]]
         return str(v)[:200]
     return clean(value)
 
 
-def _as_array(x):
-    import numpy as np
-    return np.asarray(x)
+# -- the reaper: ends every worker group when the main process dies --------------------------------
+
+def _reap(conn) -> None:
+    """Collect worker group ids from ``conn``; when it closes (the main process ended, however),
+    kill every group still alive."""
+    try:
+        os.setsid()  # survive a kill of the main process's group, to do this job
+    except OSError:
+        pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    groups = set()
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            break
+        if msg is None:
+            return  # a clean close: the pool ended its workers itself
+        op, pgid = msg
+        (groups.add if op == "add" else groups.discard)(pgid)
+    for pgid in groups:
+        _kill_group(pgid)
 
 
-class _Worker:
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+class _Reaper:
     def __init__(self):
         self.conn, child = _CTX.Pipe()
-        self.proc = _CTX.Process(target=_serve, args=(child,), daemon=True)
+        self.proc = _CTX.Process(target=_reap, args=(child,), daemon=False, name="conformance-reaper")
         self.proc.start()
         child.close()
+
+    def tell(self, op: str, pgid: int) -> None:
+        try:
+            self.conn.send((op, pgid))
+        except (OSError, BrokenPipeError):
+            pass
+
+    def close(self) -> None:
+        try:
+            self.conn.send(None)
+        except (OSError, BrokenPipeError):
+            pass
+        self.conn.close()
+        self.proc.join(timeout=5)
+        if self.proc.is_alive():
+            self.proc.kill()
+
+
+# -- memory ---------------------------------------------------------------------------------------
+
+def default_memory_limit(jobs: int) -> int:
+    """Bytes one worker may hold: half the machine's memory, shared by the workers that may run at
+    once (at least 1 GiB). Where the total is unknown, 8 GiB."""
+    total = _total_memory()
+    if not total:
+        return 8 << 30
+    return max(1 << 30, total // 2 // max(1, jobs))
+
+
+def _total_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def resident_bytes(pid: int) -> int | None:
+    """Resident memory of ``pid`` and its descendants (Linux /proc); None where unreadable."""
+    total, seen, todo = 0, set(), [pid]
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            with open(f"/proc/{p}/statm") as f:
+                total += int(f.read().split()[1]) * _PAGE
+        except (OSError, ValueError, IndexError):
+            if p == pid:
+                return None
+            continue
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except (OSError, ValueError):
+            pass
+    return total
+
+
+def fmt_bytes(n: float) -> str:
+    return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.0f} MiB"
+
+
+# -- the pool -------------------------------------------------------------------------------------
+
+class _Worker:
+    def __init__(self, binding, log: str | None = None):
+        self.binding = binding
+        self.log = log
+        self.conn, child = _CTX.Pipe()
+        self.proc = _CTX.Process(target=_serve, args=(child, binding, log), daemon=True)
+        self.proc.start()
+        child.close()
+        self.pgid = self.proc.pid  # the worker leads its own group (setsid in _serve)
         self.job: Job | None = None
         self.deadline = 0.0
+
+    def output(self) -> str:
+        """What the worker printed since the last call (its tail), and forget it."""
+        if not self.log:
+            return ""
+        try:
+            size = os.path.getsize(self.log)
+            with open(self.log, "rb") as f:
+                f.seek(max(0, size - OUTPUT_KEPT * 4))
+                text = f.read().decode("utf-8", errors="replace")
+            os.truncate(self.log, 0)
+        except OSError:
+            return ""
+        text = text[-OUTPUT_KEPT:]
+        return ("…" + text) if size > len(text) else text
 
     def send(self, job: Job) -> None:
         self.job = job
@@ -135,6 +370,7 @@ class _Worker:
         self.conn.send((job.kind, job.payload))
 
     def kill(self) -> None:
+        _kill_group(self.pgid)
         try:
             self.proc.kill()
         except (OSError, ValueError):
@@ -148,69 +384,146 @@ class _Worker:
         except (OSError, BrokenPipeError):
             pass
         self.proc.join(timeout=2)
-        if self.proc.is_alive():
-            self.kill()
+        self.kill()  # and whatever the runtime left running in its group
 
 
 @dataclass
 class Pool:
-    """``jobs`` worker processes fed from a FIFO queue; :meth:`outcomes` yields as jobs finish."""
+    """Up to ``jobs`` workers running at once, each bound to one runtime configuration or to the
+    oracle; :meth:`outcomes` yields as jobs finish. ``memory_limit``: bytes a worker (with its
+    descendants) may hold (default: :func:`default_memory_limit`; 0: no limit)."""
 
     jobs: int = 1
-    _queue: deque = field(default_factory=deque)
-    _workers: list = field(default_factory=list)
+    memory_limit: int | None = None
+    lookahead: int = 0
+    _queue: list = field(default_factory=list)
+    _busy: list = field(default_factory=list)
+    _idle: OrderedDict = field(default_factory=OrderedDict)  # worker -> None, least recently used first
 
     def __post_init__(self):
-        self._workers = [_Worker() for _ in range(max(1, self.jobs))]
+        self.jobs = max(1, self.jobs)
+        if self.memory_limit is None:
+            self.memory_limit = default_memory_limit(self.jobs)
+        self.lookahead = self.lookahead or 64 * self.jobs + 256
+        self._reaper = _Reaper()
+        self._closed = False
+        self._polled = 0.0
+        self._logs = tempfile.TemporaryDirectory(prefix="conformance-workers-")
+        self._spawned = 0
+        self._idle_budget = (_total_memory() or 8 << 30) // IDLE_SHARE
 
     def submit(self, job: Job) -> None:
         self._queue.append(job)
 
-    def _next_job(self, source):
-        if self._queue:
-            return self._queue.popleft()
-        if source is not None:
-            return next(source, None)
-        return None
+    # which job runs next, and where ---------------------------------------------------------------
+    def _fill(self, source) -> object:
+        """Pull from ``source`` while the look-ahead has room; returns the source or None when spent."""
+        while source is not None and len(self._queue) < self.lookahead:
+            job = next(source, None)
+            if job is None:
+                return None
+            self._queue.append(job)
+        return source
 
+    def _pick(self):
+        """(job index, idle worker or None) for the next job to start, preferring a job whose
+        binding has a warm idle worker; None when nothing can start."""
+        if not self._queue or len(self._busy) >= self.jobs:
+            return None
+        idle = {}
+        for w in self._idle:
+            idle.setdefault(w.binding, w)
+        for i, job in enumerate(self._queue):
+            w = idle.get(job.binding)
+            if w is not None:
+                return i, w
+        return 0, None
+
+    def _start_next(self) -> bool:
+        picked = self._pick()
+        if picked is None:
+            return False
+        i, worker = picked
+        job = self._queue.pop(i)
+        if worker is None:
+            worker = self._spawn(job.binding)
+        else:
+            del self._idle[worker]
+        self._busy.append(worker)
+        try:
+            worker.send(job)
+        except (OSError, BrokenPipeError):
+            pass  # a worker that died while idle: noticed by outcomes() as a crash of this job
+        return True
+
+    def _spawn(self, binding) -> _Worker:
+        while self._idle and (len(self._idle) + len(self._busy) >= max(self.jobs, KEEP_ALIVE)
+                              or self._idle_bytes() > self._idle_budget):
+            old, _ = self._idle.popitem(last=False)
+            self._retire(old)
+        self._spawned += 1
+        w = _Worker(binding, os.path.join(self._logs.name, f"worker-{self._spawned}.log"))
+        self._reaper.tell("add", w.pgid)
+        return w
+
+    def _idle_bytes(self) -> int:
+        """What the idle workers hold together (0 where it cannot be read)."""
+        return sum(resident_bytes(w.proc.pid) or 0 for w in self._idle)
+
+    def _retire(self, w: _Worker) -> None:
+        w.stop()
+        self._reaper.tell("remove", w.pgid)
+
+    def _finish(self, w: _Worker) -> None:
+        self._busy.remove(w)
+        w.job = None
+        self._idle[w] = None
+
+    # the loop --------------------------------------------------------------------------------------
     def outcomes(self, source=None):
         """Yield Outcomes until no job is queued, running or left in `source` (an iterator of
-        Jobs, pulled only when a worker is idle, so the caller's preparation overlaps the work)."""
+        Jobs, pulled ahead only as far as the look-ahead, so the caller's preparation overlaps the
+        work)."""
         source = iter(source) if source is not None else None
         while True:
-            for w in self._workers:
-                if w.job is None:
-                    job = self._next_job(source)
-                    if job is None:
-                        source = None
-                        break
-                    w.send(job)
-            running = [w for w in self._workers if w.job]
-            if not running:
+            source = self._fill(source)
+            while self._start_next():
+                pass
+            if not self._busy:
                 if self._queue or source is not None:
                     continue
                 return
             now = time.monotonic()
-            wait_for = max(0.0, min(w.deadline for w in running) - now)
-            ready = wait([w.conn for w in running] + [w.proc.sentinel for w in running], timeout=wait_for)
-            for i, w in enumerate(self._workers):
-                if w.job is None:
-                    continue
+            wait_for = max(0.0, min(w.deadline for w in self._busy) - now)
+            if self.memory_limit:
+                wait_for = min(wait_for, POLL_S)
+            ready = wait([w.conn for w in self._busy] + [w.proc.sentinel for w in self._busy], timeout=wait_for)
+            polling = self.memory_limit and time.monotonic() - self._polled >= POLL_S
+            for w in list(self._busy):
                 if w.conn in ready:
                     try:
                         status, value, error, detail, elapsed, effective, describe = w.conn.recv()
-                    except (EOFError, OSError):
-                        yield self._replace(i, "crash", self._crash_text(w))
+                    except Exception:  # noqa: BLE001 - EOF, or an answer that does not unpickle
+                        yield self._replace(w, "crash", self._crash_text(w))
                         continue
                     if status == "started":  # the runtime is built: the call's own timeout starts
                         w.deadline = time.monotonic() + w.job.timeout
                         continue
-                    job, w.job = w.job, None
-                    yield Outcome(job.key, status, value, error, detail, elapsed, effective, describe)
+                    job = w.job
+                    self._finish(w)
+                    yield Outcome(job.key, status, value, error, detail, elapsed, effective, describe, w.output())
                 elif w.proc.sentinel in ready or not w.proc.is_alive():
-                    yield self._replace(i, "crash", self._crash_text(w))
+                    yield self._replace(w, "crash", self._crash_text(w))
                 elif time.monotonic() >= w.deadline:
-                    yield self._replace(i, "timeout", f"no answer within {w.job.timeout:g} s; worker killed")
+                    yield self._replace(w, "timeout", f"no answer within {w.job.timeout:g} s; worker killed")
+                elif polling:
+                    held = resident_bytes(w.proc.pid)
+                    if held is not None and held > self.memory_limit:
+                        yield self._replace(w, "crash", f"memory limit: the worker held {fmt_bytes(held)}, "
+                                                        f"more than the limit of {fmt_bytes(self.memory_limit)}; "
+                                                        f"worker killed (--memory-limit raises it)")
+            if polling:
+                self._polled = time.monotonic()
 
     def _crash_text(self, w: _Worker) -> str:
         w.proc.join(timeout=5)
@@ -222,26 +535,69 @@ class Pool:
                 return f"worker died from signal {-code}"
         return f"worker exited with status {code}"
 
-    def _replace(self, i: int, status: str, text: str) -> Outcome:
-        w = self._workers[i]
+    def _replace(self, w: _Worker, status: str, text: str) -> Outcome:
         job = w.job
         w.kill()
-        self._workers[i] = _Worker()
-        return Outcome(job.key, status, error=text)
+        self._reaper.tell("remove", w.pgid)
+        self._busy.remove(w)
+        output = w.output()
+        if w.log:
+            try:
+                os.unlink(w.log)
+            except OSError:
+                pass
+        return Outcome(job.key, status, error=text, output=output)
 
     def close(self) -> None:
-        for w in self._workers:
-            if w.job is not None:
-                w.kill()
-            else:
-                w.stop()
-        self._workers = []
+        if self._closed:
+            return
+        self._closed = True
+        for w in self._busy:
+            w.kill()
+        for w in self._idle:
+            w.stop()
+        self._busy, self._idle = [], OrderedDict()
+        self._reaper.close()
+        self._logs.cleanup()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
+
+
+def isolated(func, *args, timeout: float = BUILD_TIMEOUT):
+    """``func(*args)`` in a throwaway process of its own (its own session, killed with everything it
+    started when done): for work that imports a runtime, such as discovering its targets, which
+    the main process must not do. Raises RuntimeError where the process fails."""
+    conn, child = _CTX.Pipe()
+    proc = _CTX.Process(target=_isolated_main, args=(child, func, args), daemon=True)
+    proc.start()
+    child.close()
+    try:
+        if not conn.poll(timeout):
+            raise RuntimeError(f"{getattr(func, '__name__', func)} did not answer within {timeout:g} s")
+        ok, value = conn.recv()
+    except (EOFError, OSError) as exc:
+        proc.join(timeout=5)
+        raise RuntimeError(f"{getattr(func, '__name__', func)} died (exit status {proc.exitcode})") from exc
+    finally:
+        _kill_group(proc.pid)
+        proc.kill()
+        proc.join(timeout=5)
+        conn.close()
+    if not ok:
+        raise RuntimeError(value)
+    return value
+
+
+def _isolated_main(conn, func, args) -> None:
+    _own_group()
+    try:
+        conn.send((True, func(*args)))
+    except Exception as exc:  # noqa: BLE001 - the caller decides what a failure means
+        conn.send((False, f"{type(exc).__name__}: {exc}"))
 
 
 def cpu_count() -> int:

@@ -9,6 +9,7 @@ Vendors add their own through the entry-point group ``conformance.runtimes`` or
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass
 from importlib import metadata
 
@@ -38,27 +39,34 @@ BUILTIN = {
 }
 
 
+def builtin_modules(wanted=None) -> list[str]:
+    """The built-in adapter modules providing one of the ``wanted`` runtimes (all by default)."""
+    return [m for m, names in BUILTIN.items() if not wanted or set(names) & set(wanted)]
+
+
+def builtin_targets(module_name: str, specs_by_format: dict) -> tuple[list[Target], list[Skipped]]:
+    """The targets of one built-in adapter module, or why it has none here."""
+    try:
+        module = importlib.import_module(module_name)
+        found, gaps = module.targets(specs_by_format)
+    except ImportError as exc:
+        return [], [Skipped(module_name.rsplit(".", 1)[1], f"not installed here ({exc})")]
+    return list(found), [Skipped(*gap) for gap in gaps]
+
+
 def _builtin(specs_by_format: dict, wanted=None) -> tuple[list[Target], list[Skipped]]:
     targets, skipped = [], []
-    for module_name, names in BUILTIN.items():
-        if wanted and not set(names) & set(wanted):
-            continue  # not asked for: don't pay for importing it
-        try:
-            module = importlib.import_module(module_name)
-            found, gaps = module.targets(specs_by_format)
-        except ImportError as exc:
-            if getattr(exc, "name", None) == module_name:  # adapter not written yet in this checkout
-                continue
-            skipped.append(Skipped(module_name.rsplit(".", 1)[1], f"not installed here ({exc})"))
-            continue
+    for module_name in builtin_modules(wanted):
+        found, gaps = builtin_targets(module_name, specs_by_format)
         targets += found
-        skipped += [Skipped(*gap) for gap in gaps]
+        skipped += gaps
     return targets, skipped
 
 
 def plugin_targets(path: str, specs_by_format: dict) -> list[Target]:
-    """Targets of a plugin given as ``module:attr`` (raises ImportError/AttributeError/TypeError)."""
-    ref = RuntimeRef(path)
+    """Targets of a plugin given as ``module:attr`` (raises ImportError/AttributeError/TypeError).
+    A module found nowhere else is imported from the current folder (:class:`RuntimeRef`'s ``cwd``)."""
+    ref = RuntimeRef(path, cwd=os.getcwd())
     obj = ref.build()
     missing = [a for a in ("name", "format", "run") if not hasattr(obj, a)]
     if missing:

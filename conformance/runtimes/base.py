@@ -13,6 +13,7 @@ target's static facts (device name, capabilities).
 from __future__ import annotations
 
 import importlib
+import sys
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -32,14 +33,26 @@ class RuntimeRef:
     """How to build a runtime in any process: ``module:attr`` plus keyword arguments.
 
     ``attr`` may be a class (instantiated with ``kwargs``), a factory function, or an instance.
+    ``cwd`` is the folder the user named the plugin from (``--runtime-plugin my_module:Cls``): a
+    module found nowhere else is imported from there, as ``python -m`` and pytest would, in every
+    process that builds the runtime (the workers are spawned, possibly elsewhere).
     """
 
     path: str
     kwargs: tuple = ()
+    cwd: str = ""
 
     def build(self):
         module, _, attr = self.path.partition(":")
-        obj = importlib.import_module(module)
+        try:
+            obj = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            top = module.split(".")[0]
+            if not self.cwd or exc.name not in (top, module) or self.cwd in sys.path:
+                raise
+            sys.path.append(self.cwd)  # after everything installed: it never shadows a package
+            importlib.invalidate_caches()
+            obj = importlib.import_module(module)
         for part in attr.split("."):
             obj = getattr(obj, part)
         if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "run")):

@@ -9,7 +9,10 @@ from oracles import profiles
 
 AMBIGUITY_IDS = {"input_forget", "peephole_output", "clip_h", "alpha_beta_consumption",
                  "activation_defaults", "thresholded_relu_boundary", "sequence_lens",
-                 "activation_case"}
+                 "activation_case",
+                 # IEEE 754's open points at ±Inf and NaN, the same in every profile
+                 "nan_relu", "nan_thresholded_relu", "nan_hard_sigmoid", "nan_clip",
+                 "tanh_at_infinity", "sigmoid_at_infinity", "softsign_at_infinity", "gru_update"}
 
 
 @pytest.mark.parametrize("name", sorted(profiles.PROFILES))
@@ -61,3 +64,10 @@ def test_a_bad_choice_value_fails_the_check():
     broken = profiles.Profile("broken", "spec", {**profiles.ONNX.points, "input_forget": bad})
     with pytest.raises(ValueError, match=r"'broken' point 'input_forget' value 'f=i' not in"):
         profiles._check(broken)
+
+
+def test_the_ieee_points_are_the_same_in_every_profile():
+    for profile in profiles.PROFILES.values():
+        for pid, point in profiles.IEEE_POINTS.items():
+            assert profile.points[pid] is point and point.ambiguous
+            assert "IEEE 754" in point.clause

@@ -1,0 +1,49 @@
+"""The JSON Schema of an expectations file (:mod:`conformance.gate`).
+
+The schema checks structure (which keys, which types, which verdicts); the loader checks what it
+cannot say, with its own messages: an entry's kind, reason and the cases it covers, ``features``
+items, ``config`` values, ``within``, and a tolerance override naming its source.
+"""
+
+from conformance.compare import VERDICTS
+
+#: every verdict an entry may name (`error`: the suite failed on the pair)
+ALL_VERDICTS = tuple(VERDICTS) + tuple(v for v in ("error",) if v not in VERDICTS)
+
+_PATTERNS = {
+    "description": "a glob or a list of globs (`*` and `?` only)",
+    "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1}],
+}
+_VERDICT = {"enum": list(ALL_VERDICTS)}
+
+ENTRY = {
+    "type": "object",
+    "description": "a known divergence: the cases it covers (cases, features, config), a kind and a reason",
+    "properties": {
+        "cases": _PATTERNS,
+        "targets": _PATTERNS,
+        "features": {"type": ["string", "array"],
+                     "description": "features the cases have: `P`, `act=Elu`, a list of alternatives, `!name`"},
+        "config": {"description": "the effective configuration the pairs ran in: {precision: bf16}"},
+        "within": {"type": "string"},
+        "verdict": {"description": "a verdict or a list of verdicts",
+                    "oneOf": [_VERDICT, {"type": "array", "items": _VERDICT, "minItems": 1}]},
+        "kind": {"type": "string"},
+        "reason": {"type": "string"},
+        "link": {"type": "string"},
+        "tolerance": {"type": "object", "description": "{abs, rel, source}"},
+    },
+    "additionalProperties": False,
+}
+
+SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "conformance expectations file",
+    "type": "object",
+    "required": ["entries"],
+    "properties": {
+        "targets": _PATTERNS,
+        "entries": {"type": ["array", "null"], "items": ENTRY},
+    },
+    "additionalProperties": False,
+}

@@ -1,0 +1,290 @@
+"""Nothing a runtime returns, and nothing a runtime does to its own process, can crash a run, hang
+it, pass a wrong result, or change another runtime's verdicts; and a run owns what it starts.
+
+Every runtime here is a deliberate test double (tests/hostile.py); onnxruntime and onnx.reference
+are the controls whose verdicts must not move.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conformance.run import read_results
+from conformance.run.files import Busy, OutLock, write_atomic
+from tests.hostile import KINDS, MARKER_ENV
+from tests.test_run_machinery import DATA, ROOT, conformance
+
+pytestmark = pytest.mark.slow
+
+CASE = ["-k", "gru/small[direction=forward]", "--spec", "onnx-14"]
+
+
+def _plugins(*kinds):
+    args = []
+    for kind in kinds:
+        args += ["--runtime-plugin", f"tests.hostile:Hostile_{kind.replace('-', '_')}", "--runtime", f"hostile-{kind}"]
+    return args
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+
+
+def _pids(folder: Path, name: str) -> list[int]:
+    path = folder / f"{name}.pids"
+    return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="memory is read from /proc, and "
+                    "process groups are POSIX: the rest of the suite covers other systems")
+def test_every_misbehaving_runtime_costs_one_clean_verdict_and_the_run_completes(tmp_path):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    out = tmp_path / "out"
+    proc = conformance("run", DATA / "cases", *CASE, "--runtime", "onnxruntime", *_plugins(*KINDS), "--out", out,
+                       "--timeout", "4", "--memory-limit", "1GiB", "--jobs", "2", "--no-ablation", "-q",
+                       env={MARKER_ENV: str(marks)})
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    records = read_results(out / "results.jsonl")
+    by_runtime = {}
+    for r in records:
+        by_runtime.setdefault(r["runtime"], []).append(r)
+    assert [r["verdict"] for r in by_runtime["onnxruntime"]] == ["pass"]
+    wrong = {}
+    for kind, (_, verdict, words) in KINDS.items():
+        got = by_runtime.get(f"hostile-{kind}", [])
+        if len(got) != 1 or got[0]["verdict"] != verdict or words not in got[0]["message"]:
+            wrong[kind] = [(r["verdict"], r["message"][:160]) for r in got]
+    assert not wrong, json.dumps(wrong, indent=1)
+    for name in ("index.html", "junit.xml", "summary.md", "run.json"):
+        assert (out / name).stat().st_size > 0, name
+    # the chatter did not reach the terminal: it is attached to its own verdict
+    assert len(proc.stdout) < 200_000
+    chatter = by_runtime["hostile-chatter"][0]
+    assert chatter["runtime_output"].endswith("x\n") and len(chatter["runtime_output"]) <= 4001
+    # nothing the runtimes started outlives the run
+    for name in ("child-left-running", "orphan-making-hang", "orphan-making-hang-worker"):
+        pids = _pids(marks, name)
+        assert pids, name
+        assert not [p for p in pids if _alive(p)], f"{name} left {pids} running"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups and PR_SET_PDEATHSIG")
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_killing_the_run_kills_its_workers_and_what_they_started(tmp_path, sig):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **{MARKER_ENV: str(marks)})
+    args = [sys.executable, "-m", "conformance", "run", str(DATA / "cases"), *CASE,
+            *_plugins("orphan-making-hang"), "--timeout", "300", "--out", str(tmp_path / "out"), "-q"]
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and not (_pids(marks, "orphan-making-hang") and
+                                          _pids(marks, "orphan-making-hang-worker")):
+        time.sleep(0.1)
+    started = _pids(marks, "orphan-making-hang") + _pids(marks, "orphan-making-hang-worker")
+    assert len(started) == 2 and all(_alive(p) for p in started)
+    os.kill(proc.pid, sig)
+    proc.wait(timeout=30)
+    deadline = time.time() + 10
+    while time.time() < deadline and any(_alive(p) for p in started):
+        time.sleep(0.1)
+    assert not [p for p in started if _alive(p)], f"{started} outlived the run killed by {sig.name}"
+
+
+def _control_run(out, *extra, env=None):
+    conformance("run", DATA / "cases", "--spec", "onnx-14", "--runtime", "onnxruntime", "--runtime", "onnx-reference",
+                *extra, "--out", out, "--no-ablation", "-q", env=env)
+    return {(r["case"], r["target"]): (r["verdict"], r.get("max_abs_err"), r.get("max_ulp"))
+            for r in read_results(out / "results.jsonl") if not r["runtime"].startswith("hostile")}
+
+
+def test_a_runtime_that_patches_its_process_changes_only_its_own_verdicts(tmp_path):
+    clean = _control_run(tmp_path / "clean")
+    hostile = _control_run(tmp_path / "hostile", "--runtime-plugin", "tests.hostile:NumpyPatcher",
+                           "--runtime", "hostile-patcher", env={"CONFORMANCE_HOSTILE_PATCH_AT_IMPORT": "1"})
+    assert clean and hostile == clean
+    patched = [r for r in read_results(tmp_path / "hostile" / "results.jsonl") if r["runtime"] == "hostile-patcher"]
+    assert patched and {r["verdict"] for r in patched if r["expect"] == "valid"} == {"fail"}
+
+
+def test_two_runs_into_one_folder_the_second_stops_and_names_the_first(tmp_path):
+    out = tmp_path / "out"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), CONFORMANCE_TEST_DELAY="1.5")
+    args = [sys.executable, "-m", "conformance", "run", str(DATA / "cases"), "--runtime", "counting-ort",
+            "--runtime-plugin", "tests.plugins:OnlyOnce", "--out", str(out), "-q", "--no-ablation"]
+    first = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and not (out / ".conformance.lock").exists():
+            time.sleep(0.05)
+        time.sleep(0.5)
+        second = conformance(*args[3:])
+        assert second.returncode == 2, second.stdout + second.stderr
+        assert f"is being written by another run (PID {first.pid})" in second.stdout
+    finally:
+        first.wait(timeout=120)
+    records = read_results(out / "results.jsonl")
+    assert len(records) == len({(r["case"], r["target"]) for r in records}) == 9
+
+
+def test_a_stale_lock_of_a_killed_run_is_taken_over(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".conformance.lock").write_text("999999\n")  # a run that died: its lock file, no lock
+    with OutLock(out):
+        with pytest.raises(Busy, match=f"PID {os.getpid()}"):
+            OutLock(out).acquire()
+    again = OutLock(out).acquire()
+    again.release()
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A folder on a tmpfs of 96 KiB (mounted as root), grown to 64 MiB by calling the fixture's value."""
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(folder)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("a full disk is simulated with a small tmpfs, which needs root to mount here")
+    try:
+        yield folder, lambda: subprocess.run(["mount", "-o", "remount,size=64m", str(folder)], check=True)
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+def test_a_full_disk_ends_the_run_with_one_line_and_a_later_resume_works(small_disk):
+    folder, grow = small_disk
+    out = folder / "out"
+    args = ["run", "cases/gru", "-k", "basic", "--spec", "onnx-14", "--runtime", "onnxruntime", "--out", out, "-q",
+            "--no-ablation"]
+    proc = conformance(*args)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert "No space left on device" in proc.stdout and str(folder) in proc.stdout
+    assert len(proc.stdout.strip().splitlines()) == 1, proc.stdout
+    kept = read_results(out / "results.jsonl")
+    grow()
+    done = conformance(*args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{len(kept)} resumed from earlier" in done.stdout
+    final = read_results(out / "results.jsonl")
+    listed = conformance("list", "cases/gru", "-k", "basic").stdout.strip().splitlines()
+    assert len({(r["case"], r["target"]) for r in final}) == len(listed) == len(final) > len(kept)
+
+
+def test_results_that_are_not_a_file_are_refused_not_read(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.jsonl").symlink_to("/dev/zero")  # reading it would never end
+    proc = conformance("run", DATA / "cases", "--spec", "onnx-14", "--runtime", "onnxruntime", "--out", out, "-q",
+                       "--no-ablation")
+    assert proc.returncode == 2 and "is not a regular file" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_report_file_is_whole_or_absent(tmp_path, monkeypatch):
+    path = tmp_path / "clusters.json"
+    write_atomic(path, "[1]")
+
+    def broken(src, dst):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(os, "replace", broken)
+    with pytest.raises(Exception, match="No space left on device"):
+        write_atomic(path, "[2, 3]")
+    assert path.read_text() == "[1]"
+    assert [p.name for p in tmp_path.iterdir()] == ["clusters.json"]  # no temporary left behind
+
+
+def test_resume_rejudges_a_pair_whose_tolerance_changed(tmp_path):
+    out = tmp_path / "out"
+    base = ["run", DATA / "cases", "--spec", "onnx-14", "--runtime", "onnxruntime", "--out", out, "--no-ablation"]
+    conformance(*base, "--tolerance", "fixed-rel-1e-2", "-q")
+    first = read_results(out / "results.jsonl")
+    assert {r["tolerance"].get("name") for r in first if r["expect"] == "valid"} == {"fixed-rel-1e-2"}
+    again = conformance(*base)
+    assert "0 resumed from earlier" in again.stdout, again.stdout
+    latest = {(r["case"], r["target"]): r for r in read_results(out / "results.jsonl")}
+    assert {r["tolerance"].get("name") for r in latest.values() if r["expect"] == "valid"} == {"derived"}
+    same = conformance(*base)
+    assert "3 resumed from earlier" in same.stdout, same.stdout
+
+
+def test_resume_rejudges_when_an_expectation_tolerance_goes(tmp_path):
+    out = tmp_path / "out"
+    exp = tmp_path / "exp.yaml"
+    exp.write_text('entries:\n  - cases: "gru/small*"\n    tolerance: {abs: 0.5, rel: 0, source: "a loose test"}\n'
+                   '    reason: loose\n')
+    base = ["run", DATA / "cases", "--spec", "onnx-14", "--runtime", "onnxruntime", "--out", out, "--no-ablation"]
+    conformance(*base, "--expectations", exp)
+    empty = tmp_path / "none.yaml"
+    empty.write_text("entries: []\n")
+    again = conformance(*base, "--expectations", empty)
+    assert "1 resumed from earlier" in again.stdout, again.stdout  # only the invalid case stays
+    latest = {(r["case"], r["target"]): r for r in read_results(out / "results.jsonl")}
+    assert all(r["tolerance"]["kind"] == "derived" for r in latest.values() if r["expect"] == "valid")
+
+
+def test_the_ablation_skips_hangs_and_keeps_to_its_time(tmp_path):
+    out = tmp_path / "out"
+    start = time.monotonic()
+    proc = conformance("run", DATA / "cases", "--spec", "onnx-14", *_plugins("hang", "zeros"), "--timeout", "3",
+                       "--ablation-time", "5", "--out", out, "-q")
+    elapsed = time.monotonic() - start
+    assert proc.returncode == 1
+    clusters = json.loads((out / "clusters.json").read_text())
+    assert all("hostile-hang" not in c["target"] for c in clusters)      # timeouts are not ablated
+    assert any("hostile-zeros" in c["target"] for c in clusters)
+    # two timeouts (probe and case, 3 s each) plus start-up: the ablation added at most its 5 s
+    assert elapsed < 60, elapsed
+
+
+def test_the_fuzzer_keeps_its_budget_with_a_crashing_runtime(tmp_path):
+    budget = 30
+    start = time.monotonic()
+    proc = conformance("fuzz", "--budget", f"{budget}s", *_plugins("segfault"), "--spec", "onnx-22",
+                       "--out", tmp_path / "found", "--no-database", "--seed", "3", "-q", "--jobs", "2")
+    elapsed = time.monotonic() - start
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    # the budget counts from the command's start; the interpreter's own start-up comes before it
+    assert elapsed <= budget * 1.1 + 3, elapsed
+
+
+def test_outputs_are_judged_by_their_type_before_their_values():
+    from types import SimpleNamespace
+
+    from conformance.compare.verdict import _wrong_type
+    case = SimpleNamespace(dtype="float32")
+    assert _wrong_type(case, ["Y"], [np.zeros(2, np.float64)]) == "Y has dtype float64, but should be float32"
+    assert _wrong_type(case, ["Y"], [np.zeros(2, np.complex64) + 1j]).startswith("Y has dtype complex64")
+    assert _wrong_type(case, ["Y", "Y_h"], [np.zeros(2, np.float32), np.array(["a"])]).startswith("Y_h has dtype str")
+    assert _wrong_type(case, ["Y"], [np.zeros(2, np.float32)]) == ""
+
+
+def test_a_report_rebuilt_beside_a_torn_clusters_file_warns_and_goes_on(tmp_path):
+    out = tmp_path / "out"
+    conformance("run", DATA / "cases", "--spec", "onnx-14", "--runtime", "onnxruntime", "--out", out, "-q",
+                "--no-ablation", check=0)
+    (out / "clusters.json").write_text("")          # what a kill at the wrong moment once left
+    proc = conformance("report", out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "clusters.json: cannot read JSON" in proc.stderr and "goes on without it" in proc.stderr
+    assert (out / "index.html").stat().st_size > 0
