@@ -22,7 +22,7 @@ from conformance.gate import FAILING_VERDICTS, Baseline, Expectations, Expectati
 from conformance.report import terminal
 from conformance.run import Engine, Options, Pool, ResultStore, SelectError, compile_expression
 from conformance.run.ablation import ABLATED_VERDICTS, ablate
-from conformance.run.engine import write_run_info
+from conformance.run.engine import REPEAT_UNDER, write_run_info
 from conformance.run.files import Busy, OutLock, WriteError, is_write_error, write_atomic, write_error
 from conformance.run.probe import PROBE_TIMEOUT, measured
 from conformance.runtimes.discovery import discover
@@ -102,10 +102,14 @@ def main():
 @click.option("--memory-limit", default=None, metavar="SIZE", callback=lambda ctx, p, v: parse_size(v),
               help="Memory one worker (with what it started) may hold, e.g. 4GiB or 500MB; 0 for none. "
                    "Default: half the machine's memory shared by --jobs workers.")
+@click.option("--repeat-under", default=REPEAT_UNDER, show_default=True, type=click.FloatRange(0), metavar="S",
+              help="Run a pair whose spec leaves output elements undefined a second time when its call took at most "
+                   "S seconds: an undefined element that changes between the runs is garbage. 0: never.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @limit_options
 def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, timeout, fresh, prec, no_entry_points,
-        expectation_paths, baseline, ablation, ablation_budget, ablation_time, tolerance_policy, memory_limit, quiet):
+        expectation_paths, baseline, ablation, ablation_budget, ablation_time, tolerance_policy, memory_limit,
+        repeat_under, quiet):
     """Run cases (default: ./cases) on every runtime present and write OUT/results.jsonl.
 
     Exit status: 0 when no verdict is a new failure; 1 when a verdict is fail, rejected (a valid
@@ -136,7 +140,8 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
 
     cases, load_errors = load_paths(paths, limits=case_limits())
     cases = [c for c in cases if select(c.id)]
-    options = Options(out_dir=Path(out_dir), jobs=jobs, timeout=timeout, prec=prec, tolerance=tolerance_policy)
+    options = Options(out_dir=Path(out_dir), jobs=jobs, timeout=timeout, prec=prec, tolerance=tolerance_policy,
+                      repeat_under=repeat_under)
     try:
         with OutLock(out_dir), ended_by_sigterm():
             code = _execute(console, cases, load_errors, targets, skipped, options, fresh, expectations, base,
@@ -182,7 +187,8 @@ def _execute(console, cases, load_errors, targets, skipped, options, fresh, expe
         with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeRemainingColumn(), console=console, disable=quiet, transient=False) as bar:
             engine = Engine(cases, targets, store, options, gate=gate,
-                            overrides=expectations.tolerance_for if expectations else None)
+                            overrides=expectations.tolerance_for if expectations else None,
+                            silent_policy=expectations.silent_policy_for if expectations else None)
             task = bar.add_task("running", total=engine.count_pending())
             engine.progress = lambda n=1: bar.advance(task, n)
             try:

@@ -199,12 +199,14 @@ class Entry:
 @dataclass
 class Expectations:
     entries: list = field(default_factory=list)
+    #: [(target patterns, {garbage|implausible: fail|report})] from the files' `unspecified:`
+    silent_policies: list = field(default_factory=list)
 
     @classmethod
     def load(cls, paths, limits: Limits = DEFAULT_LIMITS) -> "Expectations":
         """Every entry of the files (and folders of files) `paths`, each file once; the first
         problem raises :class:`ExpectationsError` with file:line."""
-        entries, seen = [], set()
+        entries, seen, policies = [], set(), []
         for path in _files(paths):
             try:
                 identity = Path(path).resolve()
@@ -213,8 +215,8 @@ class Expectations:
             if identity in seen:
                 continue
             seen.add(identity)
-            entries += _load_file(path, limits)
-        return cls(entries)
+            entries += _load_file(path, limits, policies)
+        return cls(entries, policies)
 
     def match(self, record: dict) -> Entry | None:
         failing = record["verdict"] in FAILING_VERDICTS
@@ -229,6 +231,15 @@ class Expectations:
 
     def unused(self) -> list[Entry]:
         return [e for e in self.entries if e.matched == 0 and e.tolerance is None]
+
+    def silent_policy_for(self, target_id: str) -> dict:
+        """What the unspecified elements' sub-verdicts do to this target's pairs: the files whose
+        targets match, later files winning (conformance/compare/silent.py has the default)."""
+        policy = {}
+        for patterns, given in self.silent_policies:
+            if any(p.match(target_id) for p in patterns):
+                policy.update(given)
+        return policy
 
     def tolerance_for(self, case_id: str, target_id: str, features=()) -> dict | None:
         """The tolerance override of the first entry that sets one for this pair."""
@@ -249,7 +260,7 @@ _EXPECTATIONS_VALIDATOR = jsonschema.Draft202012Validator(EXPECTATIONS_SCHEMA)
 _EXPECTATIONS_KEYS = known_keys(EXPECTATIONS_SCHEMA)
 
 
-def _load_file(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Entry]:
+def _load_file(path: Path, limits: Limits = DEFAULT_LIMITS, policies: list | None = None) -> list[Entry]:
     name = str(path)
     try:
         doc = load_yaml(read_text(path, limits), name, limits)
@@ -266,6 +277,8 @@ def _load_file(path: Path, limits: Limits = DEFAULT_LIMITS) -> list[Entry]:
         where, key, message, hint = describe_error(problems[0], doc, top, _EXPECTATIONS_KEYS)
         raise ExpectationsError(f"{where}: {key + ': ' if key else ''}{message}" + (f"; Consider {hint}" if hint else ""))
     file_targets = doc.get("targets", "*")
+    if doc.get("unspecified") and policies is not None:
+        policies.append((_patterns(file_targets), dict(doc["unspecified"])))
     entries = []
     for i, raw in enumerate(doc["entries"] or []):
         where = where_of(doc["entries"], i, top)

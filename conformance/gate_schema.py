@@ -44,6 +44,13 @@ SCHEMA = {
     "properties": {
         "targets": _PATTERNS,
         "entries": {"type": ["array", "null"], "items": ENTRY},
+        "unspecified": {
+            "type": "object",
+            "description": "what the unspecified elements' sub-verdicts do to these targets' pairs "
+                           "(conformance/compare/silent.py): fail, or only report",
+            "properties": {"garbage": {"enum": ["fail", "report"]}, "implausible": {"enum": ["fail", "report"]}},
+            "additionalProperties": False,
+        },
     },
     "additionalProperties": False,
 }

@@ -19,7 +19,8 @@ from .result import OracleResult
 #: 1.1.0: Expected.bound and OracleResult.precision (precision model running-error-v1).
 #: 1.2.0: ±Inf and NaN inputs evaluated with IEEE 754 semantics (ieee.py; the IEEE points of
 #: profiles.py; bound 0 at non-finite elements; reason ieee754.vanishing_factor).
-ORACLE_VERSION = "1.2.0"
+#: 1.3.0: Expected.codes (each unspecified element's reason) and Expected.plausible (silent.py).
+ORACLE_VERSION = "1.3.0"
 
 DEFAULT_PREC = 128
 MIN_PREC = 64

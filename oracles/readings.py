@@ -8,7 +8,7 @@ from itertools import product
 
 import numpy as np
 
-from . import ieee, precision
+from . import ieee, precision, silent
 from .activations import PARAMETERS, assign_parameters, canonical_name
 from .arith import to_double_double
 from .certificate import certificate
@@ -97,12 +97,14 @@ def _expected(problem, output, reasons: dict, bound: np.ndarray, walk=None,
             output = type(output)(output.shape, output.values, codes.ravel().tolist())
     # NaN where unspecified; a trajectory that overflowed float64 gives no finite bound: inf
     bound = np.where(unspecified, np.nan, np.where(np.isnan(bound), np.inf, bound))
+    per_element = np.array(output.reasons, dtype=object).reshape(output.shape)
     if problem.layout == 1:
         axes = (2, 0, 1, 3) if len(output.shape) == 4 else (1, 0, 2)
-        hi, lo, unspecified, bound = (np.ascontiguousarray(a.transpose(axes))
-                                      for a in (hi, lo, unspecified, bound))
+        hi, lo, unspecified, bound, per_element = (np.ascontiguousarray(a.transpose(axes))
+                                                   for a in (hi, lo, unspecified, bound, per_element))
     codes = {r for r in output.reasons if r is not None}
-    return Expected(hi, lo, unspecified, {code: reasons[code] for code in sorted(codes)}, bound)
+    return Expected(hi, lo, unspecified, {code: reasons[code] for code in sorted(codes)}, bound,
+                    codes=per_element)
 
 
 def _classes(output, hi, unspecified, bound, walk, mismatch):
@@ -169,17 +171,23 @@ def _distinguishing(multi, group_of: dict) -> list:
                    for a in group_of for b in group_of)]
 
 
-def expected_outputs(problem, choices: dict, low, high) -> tuple[dict, dict]:
+def expected_outputs(problem, choices: dict, low, high, profile=None, check_prec=None) -> tuple[dict, dict]:
     """The Expected outputs of one combination of choices (point id -> value) from its
-    evaluations at prec (``low``) and check_prec (``high``), and the precision model's record."""
+    evaluations at prec (``low``) and check_prec (``high``), and the precision model's record;
+    with ``profile``, each Expected carries the plausible readings of its unspecified elements
+    (silent.py)."""
     if not problem.nonfinite:
         bounds, record = precision.bound(problem, choices)
-        return {out: _expected(problem, high.outputs[out], high.reasons, bounds[out])
-                for out in problem.info.outputs}, record
-    bounds, record, walk = precision.walk(problem, choices)
-    return {out: _expected(problem, high.outputs[out], high.reasons, bounds[out],
-                           (walk["value"][out], walk["taint"][out]), _mismatch(low, high, out))
-            for out in problem.info.outputs}, record
+        outputs = {out: _expected(problem, high.outputs[out], high.reasons, bounds[out])
+                   for out in problem.info.outputs}
+    else:
+        bounds, record, walk = precision.walk(problem, choices)
+        outputs = {out: _expected(problem, high.outputs[out], high.reasons, bounds[out],
+                                  (walk["value"][out], walk["taint"][out]), _mismatch(low, high, out))
+                   for out in problem.info.outputs}
+    if profile is not None:
+        silent.attach(problem, profile, choices, outputs, check_prec)
+    return outputs, record
 
 
 def solve(problem, profile, prec: int, check_prec: int) -> OracleResult:
@@ -206,7 +214,8 @@ def solve(problem, profile, prec: int, check_prec: int) -> OracleResult:
         varied |= new
 
     def outputs_of(chosen, low, high):
-        return expected_outputs(problem, {pid: c.value for pid, c in chosen.items()}, low, high)
+        return expected_outputs(problem, {pid: c.value for pid, c in chosen.items()}, low, high, profile,
+                                check_prec)
 
     groups: dict[tuple, list] = {}
     group_of = {}

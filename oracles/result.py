@@ -17,6 +17,22 @@ def _unpack(text: str, dtype: str, shape) -> np.ndarray:
     return np.frombuffer(base64.b64decode(text), dtype=dtype).reshape(shape).copy()
 
 
+def _pack_codes(codes: np.ndarray, reasons: dict) -> str:
+    """Reason codes per element as indices into the sorted codes of ``reasons`` (0: specified)."""
+    order = {code: i + 1 for i, code in enumerate(sorted(reasons))}
+    return _pack(np.vectorize(lambda c: order.get(c, 0), otypes=[np.uint8])(codes), "u1")
+
+
+def _unpack_codes(text: str, reasons: dict, shape) -> np.ndarray:
+    names = np.array([None] + sorted(reasons), dtype=object)
+    return names[_unpack(text, "u1", shape).astype(int)]
+
+
+def _plausible(data: dict):
+    from .silent import Plausible
+    return Plausible.from_json(data)
+
+
 @dataclass
 class Expected:
     """One output tensor: the exact value is hi + lo (double-double), hi correctly rounded.
@@ -30,6 +46,10 @@ class Expected:
     correct implementation computing in the inputs' dtype may make at each element: see
     ``OracleResult.precision`` for the model and its parameters, and README.md, "Precision model".
     None only for an Expected built by hand.
+
+    ``codes`` holds each unspecified element's reason code (None where specified), and
+    ``plausible`` the readings a reasonable implementation could choose there (silent.py): what
+    the comparison classifies an unspecified element by (README.md, "Where the spec is silent").
     """
 
     hi: np.ndarray
@@ -37,6 +57,8 @@ class Expected:
     unspecified: np.ndarray
     reasons: dict[str, str] = field(default_factory=dict)
     bound: np.ndarray | None = None
+    codes: np.ndarray | None = None
+    plausible: list = field(default_factory=list)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -50,6 +72,8 @@ class Expected:
             "unspecified": _pack(self.unspecified, "u1"),
             "reasons": dict(self.reasons),
             "bound": None if self.bound is None else _pack(self.bound, "<f8"),
+            "codes": None if self.codes is None else _pack_codes(self.codes, self.reasons),
+            "plausible": [p.to_json() for p in self.plausible],
         }
 
     @classmethod
@@ -62,6 +86,8 @@ class Expected:
             reasons=dict(data["reasons"]),
             bound=(None if data.get("bound") is None
                    else _unpack(data["bound"], "<f8", shape).astype(np.float64)),
+            codes=(None if data.get("codes") is None else _unpack_codes(data["codes"], data["reasons"], shape)),
+            plausible=[_plausible(p) for p in data.get("plausible") or ()],
         )
 
     def same_as(self, other: Expected) -> bool:

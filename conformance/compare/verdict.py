@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from conformance.case.tensors import numpy_dtype
+from conformance.compare import silent
 from conformance.compare.metrics import errors
 from conformance.compare.tolerance import DEFAULT_POLICY, Tolerance, named_policy
 
@@ -40,13 +41,17 @@ class Judgement:
     worst_elements: dict = field(default_factory=dict)
     #: per output, the largest error/allowed ratio at each time step (None where nothing is judged)
     error_by_step: dict = field(default_factory=dict)
+    #: the sub-verdict of the unspecified elements (conformance/compare/silent.py), or None
+    silent: dict | None = None
 
 
 TOP_ELEMENTS = 5
 
 
-def judge_outputs(case, program, outputs: list, oracle, tolerance: Tolerance) -> Judgement:
-    """Compare a valid case's outputs with every oracle reading; the best reading decides."""
+def judge_outputs(case, program, outputs: list, oracle, tolerance: Tolerance, repeat: list | None = None) -> Judgement:
+    """Compare a valid case's outputs with every oracle reading; the best reading decides. The
+    elements that reading leaves unspecified are classified too (``Judgement.silent``:
+    conformance/compare/silent.py), with ``repeat``, a second run's outputs, where one was made."""
     tolerance = tolerance.resolve(oracle, case)
     names = [canonical for _, canonical in program.outputs]
     if len(outputs) != len(names):
@@ -64,6 +69,11 @@ def judge_outputs(case, program, outputs: list, oracle, tolerance: Tolerance) ->
         if j.verdict == "pass":
             break
     best.tolerance = _recorded(tolerance, best.worst)
+    chosen = next((r for r in oracle.readings if r.name == best.reading), oracle.readings[0])
+    again = None
+    if repeat is not None and len(repeat) == len(names):
+        again = {n: program.to_canonical(n, np.asarray(o)) for n, o in zip(names, repeat)}
+    best.silent = silent.classify(case, getattr(program, "spec", ""), got, chosen, again)
     if len(oracle.readings) > 1:
         best.reading = best.reading or "?"
         if best.verdict == "pass":

@@ -271,7 +271,8 @@ def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | 
     for r in records:
         by_case[r["case"]].append(r)
     paged = {c for c, recs in by_case.items()
-             if any(r["verdict"] in PAGE_VERDICTS or r["verdict"] not in SEVERITY for r in recs)}
+             if any(r["verdict"] in PAGE_VERDICTS or r["verdict"] not in SEVERITY
+                    or (r.get("silent") or {}).get("verdict") in ("implausible", "garbage") for r in recs)}
     case_href = {c: f"cases/{view.slug(c)}.html" for c in paged}
 
     ops = view.group_families(records, targets)
@@ -304,7 +305,7 @@ def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | 
         skipped=[s for run in runs for s in (run.get("skipped_runtimes") or [])],
         load_errors=sum(int(run.get("load_errors") or 0) for run in runs),
         specs=sorted({t.spec for t in targets}, key=view.spec_key),
-        op_names=[op for op, _ in ops])
+        op_names=[op for op, _ in ops], silent=view.silent_table(records))
     index_path = out_dir / "index.html"
     _write(index_path, index)
 

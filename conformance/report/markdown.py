@@ -12,7 +12,7 @@ from conformance.run.files import write_atomic
 from conformance.runtimes.effective import describe_host
 from conformance.runtimes.effective import summary as configuration_summary
 from conformance.report.view import (FAILING, SEVERITY, gate_summary, natural_key, safe_link, severity,
-                                     spec_key)
+                                     silent_table, spec_key)
 
 MAX_LISTED = 50
 
@@ -137,6 +137,19 @@ def summary(records: list[dict], run_info=None, clusters: list[dict] | None = No
             out.append(f"- **{text(c.get('cause') or '(no cause named)')}**: {n} case{'s' if n != 1 else ''}, "
                        f"{text(c.get('verdict', '?'))} on {code(c.get('target', '?'))}")
     out.append("")
+
+    table = silent_table(records)
+    if table:
+        out += ["## Where the specs are silent", "",
+                "What each runtime put where its spec leaves the output undefined: the plausible reading it "
+                "chose (pairs), or implausible, or garbage (oracles/silent.py lists the readings and sources).", "",
+                "| silent point | " + " | ".join(code(c) for c in table["columns"]) + " |",
+                "|---|" + "---|" * len(table["columns"])]
+        for row in table["rows"]:
+            cells = [", ".join(f"{text(i['reading'])} ({i['count']})" for i in cell["readings"]) if cell else "—"
+                     for cell in row["cells"]]
+            out.append(f"| {code(row['point'])} | " + " | ".join(cells) + " |")
+        out.append("")
 
     configured = _configurations(runs)
     if configured:

@@ -426,3 +426,47 @@ def safe_link(url) -> str | None:
     """Only http(s) links become hrefs; anything else (javascript:, data:) is shown as text."""
     url = str(url or "").strip()
     return url if re.match(r"https?://", url, re.IGNORECASE) else None
+
+
+# -- where the specs are silent ---------------------------------------------------------------------
+
+def silent_table(records: list[dict]) -> dict | None:
+    """The spec-silent table: a row per silent point (the reason code of the unspecified elements),
+    a column per runtime configuration (the target without its spec version), and in each cell what
+    that runtime put there across its pairs: the plausible reading it chose (``zeros``,
+    ``initial-state``, ...), or ``implausible`` or ``garbage``, with counts and an example case.
+    None when no record has unspecified elements."""
+    cells: dict = defaultdict(lambda: defaultdict(lambda: {"counts": Counter(), "example": {}}))
+    columns = {}
+    for r in records:
+        silent = r.get("silent")
+        if not silent:
+            continue
+        column = str(r["target"]).rsplit("@", 1)[0]
+        columns.setdefault(column, (str(r.get("runtime", "")), natural_key(str(r.get("runtime_version", ""))), column))
+        for point, entry in silent.get("points", {}).items():
+            cell = cells[point][column]
+            reading = str(entry.get("reading", "?"))
+            cell["counts"][reading] += 1
+            cell["example"].setdefault(reading, r["case"])
+    if not cells:
+        return None
+    order = sorted(columns, key=lambda c: columns[c])
+    rows = []
+    for point in sorted(cells):
+        row = []
+        for column in order:
+            cell = cells[point].get(column)
+            if cell is None:
+                row.append(None)
+                continue
+            ranked = sorted(cell["counts"].items(), key=lambda kv: (SILENT_RANK.get(kv[0], 0), -kv[1], kv[0]))
+            worst = max((SILENT_RANK.get(k, 0) for k in cell["counts"]), default=0)
+            row.append({"readings": [{"reading": k, "count": n, "example": cell["example"][k]} for k, n in ranked],
+                        "worst": {1: "implausible", 2: "garbage"}.get(worst, "plausible")})
+        rows.append({"point": point, "cells": row})
+    return {"columns": order, "rows": rows}
+
+
+#: the order a cell lists its readings in: plausible ones first, then implausible, then garbage
+SILENT_RANK = {"implausible": 1, "garbage": 2}

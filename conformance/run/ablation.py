@@ -163,7 +163,7 @@ def _run(variants: list, target, pool, folder: Path, timeout: float, deadline: f
     a variant not started before ``deadline`` has none."""
     store = MemoryStore(folder)
     Engine(variants, [target], store, Options(out_dir=folder, timeout=timeout, write_programs=False,
-                                              deadline=deadline)).run(pool)
+                                              deadline=deadline, repeat_under=0.0)).run(pool)
     return {r["case"]: _label(r) for r in store.records}
 
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from conformance.case.features import features
 from conformance.compare import FAILING, for_case, judge_computed_in, judge_outputs
+from conformance.compare.silent import DEFAULT_POLICY as SILENT_POLICY
+from conformance.compare.silent import apply_policy
 from conformance.run.files import write_atomic
 from conformance.run.workers import Job, Pool
 from conformance.runtimes.effective import BY_NAME, narrower, of_dtype
@@ -58,6 +60,18 @@ def effective_of(case, target, reported: dict) -> dict:
 
 #: the narrower-precision bounds kept for reuse across a case's targets
 BOUNDS_KEPT = 256
+#: seconds: a pair whose spec may leave elements unspecified is run a second time, in the same
+#: worker right after the first, when its first call took at most this (the repeat is what tells
+#: computed values from stale memory)
+REPEAT_UNDER = 0.5
+#: the features of a case whose outputs a spec may leave undefined (oracles/silent.py's points):
+#: partial or zero lengths, a non-finite input, an activation whose parameters may have no default
+MAY_BE_SILENT = {"sequence_lens=partial", "nan", "inf", "act=scaledtanh", "act=affine"}
+
+
+def may_leave_unspecified(case) -> bool:
+    """Whether the case's outputs may include unspecified elements (then a cheap pair is repeated)."""
+    return case.valid and any(token.lower() in MAY_BE_SILENT for token in features(case))
 
 
 @dataclass
@@ -70,6 +84,7 @@ class Options:
     argv_paths: tuple = ()          # for repro commands
     write_programs: bool = True
     tolerance: str | None = None    # a named policy of compare/policies.yaml; None: the default (derived)
+    repeat_under: float = REPEAT_UNDER  # repeat a pair with unspecified elements when its call took at most this
     deadline: float | None = None   # time.monotonic() after which no new job is started (the ablation's budget)
 
 
@@ -131,9 +146,11 @@ def base_record(case, target) -> dict:
 
 
 class Engine:
-    def __init__(self, cases, targets, store, options: Options, progress=None, gate=None, overrides=None):
+    def __init__(self, cases, targets, store, options: Options, progress=None, gate=None, overrides=None,
+                 silent_policy=None):
         self.gate = gate                  # record -> gate fields (conformance.gate.classify)
         self.overrides = overrides        # (case id, target id, features) -> tolerance override dict | None
+        self.silent_policy = silent_policy  # target id -> {garbage|implausible: fail|report} (expectations)
         self.cases = cases
         self.targets = targets
         self.store = store
@@ -166,7 +183,8 @@ class Engine:
         changed (the runtime's version is in the target id)."""
         override = self.overrides(case.id, target.id, tokens if tokens is not None else features(case)) \
             if self.overrides else None
-        judged = json.dumps([self.opt.tolerance, override, case.tolerance, self.opt.prec, judge_version()],
+        policy = self.silent_policy(target.id) if self.silent_policy else None
+        judged = json.dumps([self.opt.tolerance, override, case.tolerance, self.opt.prec, policy, judge_version()],
                             sort_keys=True, default=str)
         return f"{digest or case.digest}:{hashlib.sha256(judged.encode()).hexdigest()[:12]}"
 
@@ -217,7 +235,9 @@ class Engine:
             elif isinstance(prog, Exception):
                 self._record(case, t, None, "error", f"translator failed: {type(prog).__name__}: {prog}")
             else:
-                yield Job(("run", ci, t, prog), "run", (t.ref, prog.runtime_input(), prog.feeds), self.opt.timeout)
+                repeat = self.opt.repeat_under if may_leave_unspecified(case) else 0.0
+                yield Job(("run", ci, t, prog), "run", (t.ref, prog.runtime_input(), prog.feeds, repeat),
+                          self.opt.timeout)
 
     def _write_program(self, case, prog) -> None:
         if isinstance(prog, (NotExpressible, Exception)):
@@ -274,9 +294,13 @@ class Engine:
         if oracle.status != "ok":
             return self._record(case, target, prog, "error", f"oracle failed: {oracle.error}", extra)
         res = oracle.value
+        again = outcome.again if isinstance(outcome.again, list) else None
         tol = for_case(case, self.opt.tolerance,
                        self.overrides(case.id, target.id, features(case)) if self.overrides else None)
-        j = judge_outputs(case, prog, outcome.value, res, tol)
+        j = judge_outputs(case, prog, outcome.value, res, tol, repeat=again)
+        if isinstance(outcome.again, str):
+            extra["repeat"] = outcome.again
+        verdict, message = apply_policy(j.verdict, j.message, j.silent, self._silent_policy(target))
         extra.update({
             "max_abs_err": j.max_abs_err, "max_rel_err": j.max_rel_err, "max_ulp": j.max_ulp,
             "ratio": j.ratio, "worst": j.worst, "reading": j.reading, "unspecified": j.unspecified,
@@ -285,12 +309,17 @@ class Engine:
             "oracle": dict(res.certificate, profile=SPECS[target.spec].semantics, readings=[r.name for r in res.readings],
                            ambiguities=list(res.ambiguities), precision=dict(res.precision)),
         })
+        if j.silent is not None:
+            extra["silent"] = j.silent
         effective = extra["effective"]
         compute = BY_NAME.get(effective["precision"])
         if narrower(compute, case.dtype) and tol.derived:
             extra["declared"] = self._declared(ci, case, target, prog, outcome.value, res, compute,
                                                effective.get("accumulation"), effective.get("rounding", "faithful"))
-        self._record(case, target, prog, j.verdict, j.message, extra)
+        self._record(case, target, prog, verdict, message, extra)
+
+    def _silent_policy(self, target) -> dict:
+        return dict(SILENT_POLICY, **(self.silent_policy(target.id) if self.silent_policy else {}))
 
     def _declared(self, ci: int, case, target, prog, outputs, res, compute, accumulation, rounding) -> dict:
         """The pair judged against the precision it computed in (narrower than the model's type):

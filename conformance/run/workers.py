@@ -70,6 +70,7 @@ class Outcome:
     effective: dict = field(default_factory=dict)  # run/probe: the runtime's effective() after the call
     describe: dict = field(default_factory=dict)   # probe: the runtime's describe()
     output: str = ""            # what the worker printed (stdout and stderr, native code's included) meanwhile
+    again: object = None        # run with a repeat: the second call's outputs (a list), or why there are none (str)
 
 
 #: the most of a call's printed output kept with its outcome (its tail)
@@ -130,12 +131,13 @@ def _serve(conn, binding, log: str | None = None) -> None:
         _flush()
         try:
             if kind in ("run", "probe"):
-                ref, model, feeds = payload
+                ref, model, feeds, *rest = payload
+                repeat_under = rest[0] if rest else 0.0
                 if ref != binding:
                     raise RuntimeError(f"a worker bound to {binding!r} was sent a job for {ref!r}")
                 if runtime is None:
                     runtime = ref.build()
-                conn.send(("started", None, "", "", 0.0, {}, {}))  # the timeout counts from here
+                conn.send(("started", None, "", "", 0.0, {}, {}, None))  # the timeout counts from here
                 start = time.perf_counter()
                 returned = runtime.run(model, feeds)
             else:
@@ -148,7 +150,7 @@ def _serve(conn, binding, log: str | None = None) -> None:
             _flush()
             tb = traceback.format_exc(limit=6)
             conn.send(("error", None, f"{type(exc).__name__}: {exc}"[:4000], tb[-2000:],
-                       time.perf_counter() - start, _effective(runtime), _describe(runtime, kind)))
+                       time.perf_counter() - start, _effective(runtime), _describe(runtime, kind), None))
             continue
         elapsed = time.perf_counter() - start
         if kind in ("run", "probe"):
@@ -157,15 +159,30 @@ def _serve(conn, binding, log: str | None = None) -> None:
             except Exception as exc:  # noqa: BLE001 - what came back is not outputs: the runtime's fault
                 conn.send(("garbage", None, f"returned {_kind_of(returned)}, which is not a list of arrays: "
                            f"{type(exc).__name__}: {exc}"[:2000], "", elapsed, _effective(runtime),
-                           _describe(runtime, kind)))
+                           _describe(runtime, kind), None))
                 continue
         else:
             value = returned
+        effective, described = _effective(runtime), _describe(runtime, kind)
+        again = _again(runtime, model, feeds) if kind == "run" and 0 < elapsed <= repeat_under else None
         try:
-            conn.send(("ok", value, "", "", elapsed, _effective(runtime), _describe(runtime, kind)))
+            conn.send(("ok", value, "", "", elapsed, effective, described, again))
         except Exception as exc:  # noqa: BLE001 - an output that cannot travel back (unpicklable)
             conn.send(("garbage", None, f"returned outputs that cannot be sent back: {type(exc).__name__}: "
-                       f"{exc}"[:2000], "", elapsed, {}, {}))
+                       f"{exc}"[:2000], "", elapsed, {}, {}, None))
+
+
+def _again(runtime, model, feeds):
+    """The same call once more (a pair whose spec may leave outputs undefined, and whose call is
+    cheap): its outputs, or why there are none. An undefined element that changes between the two
+    is memory the runtime did not compute."""
+    try:
+        outputs = _as_arrays(runtime.run(model, feeds))
+        _flush()
+        return outputs
+    except Exception as exc:  # noqa: BLE001 - the second call's fate is reported, not raised
+        _flush()
+        return f"the second run failed: {type(exc).__name__}: {exc}"[:300]
 
 
 def _flush() -> None:
@@ -502,7 +519,7 @@ class Pool:
             for w in list(self._busy):
                 if w.conn in ready:
                     try:
-                        status, value, error, detail, elapsed, effective, describe = w.conn.recv()
+                        status, value, error, detail, elapsed, effective, describe, again = w.conn.recv()
                     except Exception:  # noqa: BLE001 - EOF, or an answer that does not unpickle
                         yield self._replace(w, "crash", self._crash_text(w))
                         continue
@@ -511,7 +528,8 @@ class Pool:
                         continue
                     job = w.job
                     self._finish(w)
-                    yield Outcome(job.key, status, value, error, detail, elapsed, effective, describe, w.output())
+                    yield Outcome(job.key, status, value, error, detail, elapsed, effective, describe, w.output(),
+                                  again)
                 elif w.proc.sentinel in ready or not w.proc.is_alive():
                     yield self._replace(w, "crash", self._crash_text(w))
                 elif time.monotonic() >= w.deadline:

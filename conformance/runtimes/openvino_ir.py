@@ -29,7 +29,7 @@ class OpenVINOIR(Adapter):
     description = "OpenVINO reading the IR (xml + bin) from its files"
 
     def run(self, model: str, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-        self._compiled = None  # a refusal below compiles nothing: effective() reports nothing
+        self._current = None  # a refusal below runs nothing: effective() reports nothing
         path = Path(model)
         if path.name.endswith(BUILD_ERROR_SUFFIX):
             # the IR could not be built: OpenVINO's own op validation refused the case
@@ -39,7 +39,8 @@ class OpenVINOIR(Adapter):
         weights = path.with_suffix(".bin")
         if not weights.exists():
             raise RuntimeRejected(f"the IR's weights {str(weights)!r} are missing beside {path.name!r}")
-        return self.infer(self.core.read_model(str(path), str(weights)), feeds)
+        key = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in (path, weights))
+        return self.infer(key, lambda: self.core.read_model(str(path), str(weights)), feeds)
 
 
 def targets(specs_by_format: dict):
