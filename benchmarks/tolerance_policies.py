@@ -441,7 +441,7 @@ def summarise(records: list) -> dict:
                      for r in visible if not fails(r, policy)), key=lambda x: x["case"])[:40],
             }
         out["wrong"][name] = entry
-    for name, cls in sorted(BENIGN.items()):
+    for name in sorted(BENIGN):
         mine = [r for r in doubles if r["double"] == name]
         entry = {"ran": len(mine), "changed": sum(r["affected"] for r in mine), "policies": {}}
         for policy in POLICIES:

@@ -18,7 +18,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from conformance import __version__
 from conformance.case import SCHEMA, load_paths
-from conformance.gate import FAILING_VERDICTS, Baseline, Expectations, ExpectationsError, classify
+from conformance.compare.verdicts import FAILING
+from conformance.gate import Baseline, Expectations, ExpectationsError, classify
 from conformance.report import terminal
 from conformance.run import Engine, Options, Pool, ResultStore, SelectError, compile_expression
 from conformance.run.ablation import ABLATED_VERDICTS, ablate
@@ -26,7 +27,8 @@ from conformance.run.engine import REPEAT_UNDER, write_run_info
 from conformance.run.files import Busy, OutLock, WriteError, is_write_error, write_atomic, write_error
 from conformance.run.probe import PROBE_TIMEOUT, measured
 from conformance.runtimes.discovery import discover
-from conformance.runtimes.effective import describe_host, host, summary as configuration_summary
+from conformance.runtimes.effective import describe_host, host
+from conformance.runtimes.effective import summary as configuration_summary
 from conformance.selection import check_tolerance, select_targets, specs_by_format
 
 DEFAULT_CASES = ("cases",)
@@ -63,6 +65,7 @@ def limit_options(command):
 def case_limits():
     """The case-loading limits of this command: the defaults, with --max-elements/--max-macs."""
     import dataclasses
+
     from conformance.case.limits import DEFAULT_LIMITS
     return dataclasses.replace(DEFAULT_LIMITS, **click.get_current_context().meta.get("case_limits", {}))
 
@@ -171,7 +174,7 @@ def _execute(console, cases, load_errors, targets, skipped, options, fresh, expe
         # each target's effective configuration; a runtime that hangs on the probe costs its timeout once
         targets = measured(targets, pool, timeout=min(timeout, PROBE_TIMEOUT), folder=out_dir)
         info = {
-            "suite": __version__, "started": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+            "suite": __version__, "started": datetime.datetime.now(datetime.UTC).isoformat(),
             "argv": sys.argv, "python": platform.python_version(), "platform": platform.platform(),
             "host": host(), "cases": len(cases), "targets": [t.to_json() for t in targets],
             "skipped_runtimes": [s.__dict__ for s in skipped], "load_errors": len(load_errors),
@@ -209,8 +212,8 @@ def _execute(console, cases, load_errors, targets, skipped, options, fresh, expe
     wanted_cases, wanted_targets = {c.id for c in cases}, {t.id for t in targets}
     records = [dict(r, **(gate(r) if gate else {})) for r in latest
                if r["case"] in wanted_cases and r["target"] in wanted_targets]
-    new = [r for r in records if r.get("gate", "new") == "new" and r["verdict"] in FAILING_VERDICTS]
-    info.update({"finished": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+    new = [r for r in records if r.get("gate", "new") == "new" and r["verdict"] in FAILING]
+    info.update({"finished": datetime.datetime.now(datetime.UTC).isoformat(),
                  "counts": dict(Counter(r["verdict"] for r in records)),
                  "gate": dict(Counter(r.get("gate", "") for r in records)),
                  "wall_s": summary.wall_s, "runtime_s": summary.runtime_s})
@@ -299,10 +302,11 @@ def schema():
     click.echo(json.dumps(SCHEMA, indent=2))
 
 
-from conformance.report.cli_report import report_command  # noqa: E402  (the report is its own module)
-main.add_command(report_command)
+from conformance.fuzz.cli import fuzz_command  # noqa: E402 - the commands of their own modules register here
+from conformance.report.cli_report import report_command  # noqa: E402
 
-from conformance.fuzz.cli import fuzz_command; main.add_command(fuzz_command)  # noqa: E402,E702
+main.add_command(report_command)
+main.add_command(fuzz_command)
 
 if __name__ == "__main__":
     main()

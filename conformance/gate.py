@@ -67,15 +67,23 @@ import yaml
 
 from conformance.case.limits import DEFAULT_LIMITS, Limits, clip, clip_text
 from conformance.case.schema import describe_error, known_keys
-from conformance.case.yamlio import (FileProblem, Where, decode_utf8, describe_yaml_error, load_yaml,
-                                     open_regular, read_text, where_of)
+from conformance.case.yamlio import (
+    FileProblem,
+    Where,
+    decode_utf8,
+    describe_yaml_error,
+    load_yaml,
+    open_regular,
+    read_text,
+    where_of,
+)
 from conformance.compare import FAILING
-from conformance.gate_schema import ALL_VERDICTS, SCHEMA as EXPECTATIONS_SCHEMA
+from conformance.gate_schema import ALL_VERDICTS
+from conformance.gate_schema import SCHEMA as EXPECTATIONS_SCHEMA
 
 KINDS = ("known-bug", "unsupported", "spec-ambiguity", "reduced-precision")
 #: what ``within`` may require of a pair's second judgement (the record's ``declared``)
 WITHIN = ("declared",)
-FAILING_VERDICTS = set(FAILING) | {"error"}
 
 
 class ExpectationsError(ValueError):
@@ -219,7 +227,7 @@ class Expectations:
         return cls(entries, policies)
 
     def match(self, record: dict) -> Entry | None:
-        failing = record["verdict"] in FAILING_VERDICTS
+        failing = record["verdict"] in FAILING
         for entry in self.entries:
             if entry.tolerance is not None:
                 continue  # a tolerance entry changes how pairs are judged, not whether a failure is known
@@ -453,12 +461,12 @@ class Baseline:
 
     def regressed(self, record: dict) -> bool:
         before = self.failing.get((record["case"], target_key(record["target"])))
-        return before is None or before not in FAILING_VERDICTS
+        return before is None or before not in FAILING
 
 
 def classify(record: dict, expectations: Expectations | None, baseline: Baseline | None = None) -> dict:
     """Gate fields for one record: gate = new | expected | fixed | ok | baseline, and the entry."""
-    failing = record["verdict"] in FAILING_VERDICTS
+    failing = record["verdict"] in FAILING
     entry = expectations.match(record) if expectations else None
     if entry:
         entry.matched += 1

@@ -5,10 +5,10 @@ cannot say, with its own messages: an entry's kind, reason and the cases it cove
 items, ``config`` values, ``within``, and a tolerance override naming its source.
 """
 
-from conformance.compare import VERDICTS
+from conformance.compare.verdicts import VERDICTS
 
 #: every verdict an entry may name (`error`: the suite failed on the pair)
-ALL_VERDICTS = tuple(VERDICTS) + tuple(v for v in ("error",) if v not in VERDICTS)
+ALL_VERDICTS = VERDICTS
 
 _PATTERNS = {
     "description": "a glob or a list of globs (`*` and `?` only)",

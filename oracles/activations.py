@@ -21,7 +21,6 @@ run with guard bits, and with extra bits where e^x - 1 or log(1 + y) would cance
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass, field
 
 from mpmath import libmp

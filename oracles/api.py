@@ -6,7 +6,7 @@ import mpmath
 import numpy as np
 
 from . import cache as disk
-from . import precision
+from . import fast, precision
 from .errors import OracleError
 from .evaluation import evaluate as evaluate_choices
 from .problem import build_problem
@@ -20,7 +20,9 @@ from .result import OracleResult
 #: 1.2.0: ±Inf and NaN inputs evaluated with IEEE 754 semantics (ieee.py; the IEEE points of
 #: profiles.py; bound 0 at non-finite elements; reason ieee754.vanishing_factor).
 #: 1.3.0: Expected.codes (each unspecified element's reason) and Expected.plausible (silent.py).
-ORACLE_VERSION = "1.3.0"
+#: 1.4.0: the float64 fast path for production shapes (fast.py: Expected.sigma, the statistical
+#: model probabilistic-v1); results of the mpmath path are unchanged.
+ORACLE_VERSION = "1.4.0"
 
 DEFAULT_PREC = 128
 MIN_PREC = 64
@@ -40,7 +42,7 @@ def _check_precisions(prec, check_prec) -> tuple[int, int]:
 
 def evaluate(op: str, attributes: dict, tensors: dict, profile: str = "onnx",
              prec: int = DEFAULT_PREC, check_prec: int | None = None,
-             cache: bool = True) -> OracleResult:
+             cache: bool = True, method: str = "auto") -> OracleResult:
     """Evaluate RNN/GRU/LSTM exactly under a spec family's documented semantics.
 
     op: "RNN", "GRU" or "LSTM". attributes: ONNX attribute names; missing ones take ONNX defaults.
@@ -49,17 +51,36 @@ def evaluate(op: str, attributes: dict, tensors: dict, profile: str = "onnx",
     Returns one reading per distinct result of the spec's ambiguous points that apply, each output
     as a double-double with a mask of unspecified elements, and a precision certificate.
     Raises OracleError for an invalid problem.
+
+    ``method``: "mpmath" (the reference), "fast" (float64 with a bound on its own error and mpmath
+    for the batch rows where that bound is not far below the float32 tolerance: fast.py; a
+    problem the fast path cannot take goes to mpmath), or "auto" (fast from fast.FAST_MIN_MACS
+    multiply-adds on: the production tier; the corpus stays on mpmath).
     """
     prec, check_prec = _check_precisions(prec, check_prec)
+    if method not in ("auto", "fast", "mpmath"):
+        raise OracleError(f"method={method!r} should be 'auto', 'fast' or 'mpmath'.")
     semantics = get_profile(profile)
+    problem = None
+    if method != "mpmath":
+        problem = build_problem(op, attributes, tensors, semantics, exact=False)
+        if (method == "auto" and fast.macs(problem) < fast.FAST_MIN_MACS) or fast.ineligible(problem, semantics):
+            problem = None
+    version = ORACLE_VERSION if problem is None else f"{ORACLE_VERSION}+{fast.STAT_MODEL}"
     cache_key = None
     if cache:
-        cache_key = disk.key(ORACLE_VERSION, op, attributes, tensors, profile, prec, check_prec)
+        cache_key = disk.key(version, op, attributes, tensors, profile, prec, check_prec)
         hit = disk.load(cache_key)
         if hit is not None and hit.oracle_version == ORACLE_VERSION:
             return hit
-    problem = build_problem(op, attributes, tensors, semantics)
-    result = solve(problem, semantics, prec, check_prec)
+    if problem is not None:
+        def fallback(op_, attributes_, tensors_):
+            return evaluate(op_, attributes_, tensors_, profile, prec, check_prec, cache=False,
+                            method="mpmath")
+        result = fast.evaluate(problem, semantics, op, attributes, tensors, prec, check_prec, fallback)
+    else:
+        problem = build_problem(op, attributes, tensors, semantics)
+        result = solve(problem, semantics, prec, check_prec)
     result.oracle_version = ORACLE_VERSION
     if cache_key is not None:
         disk.store(cache_key, result)

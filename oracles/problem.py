@@ -205,7 +205,8 @@ def _activations(op: str, info: OpInfo, attributes: dict, num_directions: int, d
     )
 
 
-def build_problem(op: str, attributes: dict, tensors: dict, profile: Profile) -> Problem:
+def build_problem(op: str, attributes: dict, tensors: dict, profile: Profile,
+                  exact: bool = True) -> Problem:
     """Check a problem against its op's constraints and convert it to exact canonical form."""
     if op not in OPS:
         raise OracleError(f"op={op!r} is not one of {list(OPS)!r}.")
@@ -367,9 +368,12 @@ def build_problem(op: str, attributes: dict, tensors: dict, profile: Profile) ->
         "initial_c": None if initial_c is None else np.asarray(initial_c, dtype=np.float64),
     }
     nonfinite = not all(np.isfinite(a).all() for a in floats.values() if a is not None)
-    with np.errstate(invalid="ignore") if nonfinite else nullcontext():  # NaN: a value like any
-        exact = {name: None if a is None else to_mpf_matrix(a) for name, a in floats.items()}
-    Bm = exact["B"]
+    if exact:
+        with np.errstate(invalid="ignore") if nonfinite else nullcontext():  # NaN: a value like any
+            exact = {name: None if a is None else to_mpf_matrix(a) for name, a in floats.items()}
+    else:  # the float64 fast path (fast.py) reads ``floats`` only: no exact conversion
+        exact = dict.fromkeys(floats)
+    Bm = exact["B"] if exact["B"] is not None else []
     return Problem(
         op=op, info=info, hidden_size=H, direction=direction, num_directions=D, layout=layout,
         seq_length=S, batch_size=B, input_size=I, dtype=dtype,

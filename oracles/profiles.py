@@ -422,7 +422,48 @@ DIRECTML = Profile(
     },
 )
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (ONNX, OPENVINO, DIRECTML)}
+WEBNN_TR = "https://www.w3.org/TR/webnn/"
+WEBNN_PEEPHOLE = (
+    "WebNN lstmCell (" + WEBNN_TR + "#api-mlgraphbuilder-lstmcell): the normative method steps give "
+    "no formula (the section cites [LSTM]); the only formula is the non-normative emulation, whose "
+    "output gate adds `mul(cellState, slice(peepholeWeight, [hiddenSize], [hiddenSize]))` with "
+    "cellState the *input* cell state, Ct-1, where ONNX reads the new cell Ct (CR 2024-04-11, CR "
+    "2026-01-22 and the Editor's Draft c515210 alike)."
+)
+WEBNN_NONE = "WebNN's gru/lstm have no {what} ({tr}#api-mlgraphbuilder-gru, #api-mlgraphbuilder-lstm): " \
+             "such cases are not expressible and never reach this profile."
+WEBNN_ACTIVATIONS = (
+    "WebNN MLRecurrentNetworkActivation (" + WEBNN_TR + "#api-mlgraphbuilder-gru): \"relu\", "
+    "\"sigmoid\", \"tanh\"; gru takes a list of 2, lstm of 3, one list for both directions "
+    "(since webmachinelearning/webnn#718; CR 2026-01-22)."
+)
+
+WEBNN = Profile(
+    name="webnn",
+    spec="WebNN gru, gruCell, lstm, lstmCell (CR 2026-01-22; Editor's Draft c515210)",
+    points={
+        "input_forget": _settled("input_forget", WEBNN_NONE.format(what="input_forget", tr=WEBNN_TR),
+                                 F_IS_1_MINUS_I),
+        "peephole_output": _ambiguous("peephole_output", WEBNN_PEEPHOLE,
+                                      PEEPHOLE_OLD_CELL, PEEPHOLE_NEW_CELL),
+        "clip_h": _settled("clip_h", WEBNN_NONE.format(what="clip", tr=WEBNN_TR), NO_CLIP_H),
+        "alpha_beta_consumption": _settled(
+            "alpha_beta_consumption", "MLRecurrentNetworkActivation values take no parameters: "
+            + WEBNN_NONE.format(what="activation_alpha/activation_beta", tr=WEBNN_TR), POPPED),
+        "activation_defaults": _settled("activation_defaults", WEBNN_ACTIVATIONS, ONNX_DEFAULTS),
+        "thresholded_relu_boundary": _settled(
+            "thresholded_relu_boundary", WEBNN_ACTIVATIONS + " ThresholdedRelu is not among them.", GT),
+        "sequence_lens": _settled("sequence_lens", WEBNN_NONE.format(what="sequence lengths", tr=WEBNN_TR),
+                                  UNSPECIFIED_PAST_LENGTH),
+        "activation_case": _settled("activation_case", WEBNN_ACTIVATIONS + " Enum values are lower case.",
+                                    ANY_CASE),
+        **_rules("off", WEBNN_NONE.format(what="clip", tr=WEBNN_TR), (), "shared_or_per_direction",
+                 ("Relu", "Tanh", "Sigmoid"), WEBNN_ACTIVATIONS),
+        **IEEE_POINTS,
+    },
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (ONNX, OPENVINO, DIRECTML, WEBNN)}
 
 #: the values each point's choices may take; the evaluator understands exactly these.
 ALLOWED_VALUES = {

@@ -59,6 +59,10 @@ class Expected:
     bound: np.ndarray | None = None
     codes: np.ndarray | None = None
     plausible: list = field(default_factory=list)
+    #: the statistical model's scale (oracles/fast.py, float64 path only; None elsewhere): the
+    #: estimated ℓ2 norm of the first-order error's coefficients times u of the dtype, plus the
+    #: oracle's own error; the tolerance multiplies it by λ·c_K for its false-alarm probability
+    sigma: np.ndarray | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -74,6 +78,7 @@ class Expected:
             "bound": None if self.bound is None else _pack(self.bound, "<f8"),
             "codes": None if self.codes is None else _pack_codes(self.codes, self.reasons),
             "plausible": [p.to_json() for p in self.plausible],
+            **({} if self.sigma is None else {"sigma": _pack(self.sigma, "<f8")}),
         }
 
     @classmethod
@@ -88,6 +93,8 @@ class Expected:
                    else _unpack(data["bound"], "<f8", shape).astype(np.float64)),
             codes=(None if data.get("codes") is None else _unpack_codes(data["codes"], data["reasons"], shape)),
             plausible=[_plausible(p) for p in data.get("plausible") or ()],
+            sigma=(None if data.get("sigma") is None
+                   else _unpack(data["sigma"], "<f8", shape).astype(np.float64)),
         )
 
     def same_as(self, other: Expected) -> bool:

@@ -125,9 +125,12 @@ def _from_layout0(problem, array):
     return array if forward is None else np.ascontiguousarray(array.transpose(forward))
 
 
-def attach(problem, profile, choice_values: dict, expected: dict, check_prec: int) -> None:
+def attach(problem, profile, choice_values: dict, expected: dict, check_prec: int,
+           continued=None) -> None:
     """Compute ``Expected.plausible`` of every output in ``expected`` (name -> Expected, in the
-    problem's layout, with ``codes``) under the reading ``choice_values`` (point id -> value)."""
+    problem's layout, with ``codes``) under the reading ``choice_values`` (point id -> value).
+    ``continued``: the (values, bounds) of the problem with every length = seq_length, where the
+    caller has them (the float64 fast path, fast.py); computed by mpmath otherwise."""
     codes0 = {name: _to_layout0(problem, e.codes) for name, e in expected.items() if e.codes is not None}
     if not any(np.any(c != None) for c in codes0.values()):  # noqa: E711 - object arrays
         for e in expected.values():
@@ -137,10 +140,10 @@ def attach(problem, profile, choice_values: dict, expected: dict, check_prec: in
     lens = np.asarray(problem.sequence_lens)
     hi0 = {name: _to_layout0(problem, e.hi) for name, e in expected.items()}
     bound0 = {name: _to_layout0(problem, e.bound) for name, e in expected.items()}
-    missing, continued = {}, None
+    missing = {}
     if any(np.any(c == MISSING_PARAMETER) for c in codes0.values()):
         missing = _missing_readings(problem, profile, choice_values, check_prec)
-    if any(np.any((c == BEYOND_LENGTH) | (c == ZERO_LENGTH)) for c in codes0.values()):
+    if continued is None and any(np.any((c == BEYOND_LENGTH) | (c == ZERO_LENGTH)) for c in codes0.values()):
         continued = _continued(problem, profile, choice_values, check_prec)
     states = {"Y_h": F["initial_h"], "Y_c": F["initial_c"]}
     for name, e in expected.items():

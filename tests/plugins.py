@@ -18,6 +18,11 @@ def _ort_run(model: onnx.ModelProto, feeds):
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
+def _swap_zr(b, h):
+    """The z and r blocks of a GRU bias half swapped."""
+    return np.concatenate([b[:, h:2 * h], b[:, :h], b[:, 2 * h:]], axis=1)
+
+
 class WrongGateOrderGRU:
     """Known-wrong GRU: swaps the z and r gate blocks of W, R and B before running (a gate-order bug)."""
 
@@ -36,8 +41,7 @@ class WrongGateOrderGRU:
                 elif init.name == "B":
                     h = arr.shape[1] // 6
                     wb, rb = arr[:, :3 * h], arr[:, 3 * h:]
-                    swap = lambda b: np.concatenate([b[:, h:2 * h], b[:, :h], b[:, 2 * h:]], axis=1)  # noqa: E731
-                    arr = np.concatenate([swap(wb), swap(rb)], axis=1)
+                    arr = np.concatenate([_swap_zr(wb, h), _swap_zr(rb, h)], axis=1)
                 init.CopyFrom(numpy_helper.from_array(arr, init.name))
         return _ort_run(m, feeds)
 

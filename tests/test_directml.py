@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conformance.case.features import features
 from conformance.case import load_file, load_paths
+from conformance.case.features import features
 from conformance.case.vocabulary import canonical_activation
 from conformance.compare import for_case, judge_outputs
 from conformance.runtimes.base import RuntimeRejected

@@ -354,8 +354,8 @@ def test_the_corpus_float32_cases_pass_openvinos_default_within_what_it_declares
         eff = effective_of(case, target, rt.effective())
         compute = BY_NAME[eff["precision"]]
         if narrower(compute, case.dtype):
-            j = judge_computed_in(case, prog, outputs, res, lambda ch, c=case, e=eff: oracles.computed_in(
-                c.op, c.attributes, c.tensors, "onnx", ch, compute.dtype, e.get("accumulation"),
+            j = judge_computed_in(case, prog, outputs, res, lambda ch, c=case, e=eff, p=compute: oracles.computed_in(
+                c.op, c.attributes, c.tensors, "onnx", ch, p.dtype, e.get("accumulation"),
                 e.get("rounding", "faithful")))
         else:
             j = judge_outputs(case, prog, outputs, res, for_case(case))

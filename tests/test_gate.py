@@ -4,11 +4,11 @@ reported, a regression against a baseline fails, an expectation that matches not
 import json
 import textwrap
 
+import pytest
+
 from conformance.gate import Baseline, Expectations, ExpectationsError, classify, glob_to_regex, target_key
 from conformance.run import read_results
 from tests.test_run_machinery import DATA, conformance
-
-import pytest
 
 WRONG = ["--runtime", "wrong-gru-gate-order", "--runtime-plugin", "tests.plugins:WrongGateOrderGRU"]
 

@@ -9,7 +9,6 @@ import sys
 import time
 from pathlib import Path
 
-
 from conformance.run import read_results
 
 ROOT = Path(__file__).parent.parent

@@ -4,8 +4,6 @@ chose. The runtimes here are deliberate test doubles (tests/silent_doubles.py) a
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 

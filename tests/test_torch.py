@@ -13,8 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-
 from conformance.case import load_file, load_paths
 from conformance.case.vocabulary import canonical_activation
 from conformance.compare import for_case, judge_outputs
@@ -22,6 +20,8 @@ from conformance.runtimes import torch as torch_runtime
 from conformance.runtimes.onnxruntime import OnnxRuntime
 from conformance.specs import SPECS, NotExpressible
 from conformance.specs import torch as torch_spec
+
+torch = pytest.importorskip("torch")
 
 ROOT = Path(__file__).parent.parent
 

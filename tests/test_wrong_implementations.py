@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conformance.case.features import features
 from conformance.case import load_paths
+from conformance.case.features import features
 from conformance.run import read_results
 from conformance.run.select import compile_expression
 from conformance.specs import SPECS

@@ -22,11 +22,26 @@ from conformance.case import validate
 from conformance.case.limits import DEFAULT_LIMITS, Limits, clip_text, how_to_raise
 from conformance.case.model import Case, CaseError
 from conformance.case.schema import SCHEMA, describe_error, known_keys, show_key
-from conformance.case.tensors import DEFAULT_DISTRIBUTION, materialize as build_tensor, plan_float, plan_lengths
-from conformance.case.vocabulary import (DEFAULT_ACTIVATIONS, GATES, INPUTS, canonical_activation,
-                                          input_shapes, num_directions)
-from conformance.case.yamlio import (FileProblem, LineDict, Where, YAMLLimitError, describe_yaml_error,
-                                     load_yaml, read_text, where_of)
+from conformance.case.tensors import DEFAULT_DISTRIBUTION, plan_float, plan_lengths
+from conformance.case.tensors import materialize as build_tensor
+from conformance.case.vocabulary import (
+    DEFAULT_ACTIVATIONS,
+    GATES,
+    INPUTS,
+    canonical_activation,
+    input_shapes,
+    num_directions,
+)
+from conformance.case.yamlio import (
+    FileProblem,
+    LineDict,
+    Where,
+    YAMLLimitError,
+    describe_yaml_error,
+    load_yaml,
+    read_text,
+    where_of,
+)
 
 SHAPE_KEYS = ("seq_length", "batch_size", "input_size")
 TOP_KEYS = ("dtype", "form", "expect", "outputs")

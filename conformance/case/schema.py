@@ -6,8 +6,7 @@ hidden_size, activation counts, ...) and reports both with file:line.
 
 import re
 
-from conformance.case.vocabulary import (ACTIVATION_FUNCTIONS, DIRECTIONS, DTYPES, FORMS, OPS,
-                                          INPUTS)
+from conformance.case.vocabulary import ACTIVATION_FUNCTIONS, DIRECTIONS, DTYPES, FORMS, INPUTS, OPS
 
 _NUMBER_TREE = {"type": ["number", "array"], "items": {"$ref": "#/$defs/number_tree"}}
 

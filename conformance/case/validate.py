@@ -14,8 +14,15 @@ import numpy as np
 
 from conformance.case.limits import clip
 from conformance.case.tensors import distribution_problem
-from conformance.case.vocabulary import (ACTIVATIONS_PER_DIRECTION, ATTRIBUTES, DIRECTIONS, INPUTS,
-                                          canonical_activation, input_shapes, num_directions)
+from conformance.case.vocabulary import (
+    ACTIVATIONS_PER_DIRECTION,
+    ATTRIBUTES,
+    DIRECTIONS,
+    INPUTS,
+    canonical_activation,
+    input_shapes,
+    num_directions,
+)
 from conformance.case.yamlio import Where, where_of
 
 PARAMETERISED = {"Affine", "LeakyRelu", "ThresholdedRelu", "ScaledTanh", "HardSigmoid", "Elu"}

@@ -6,7 +6,9 @@ from conformance.compare.tolerance import (
     for_case,
     named_policy,
 )
-from conformance.compare.verdict import FAILING, VERDICTS, Judgement, judge_computed_in, judge_outputs
+from conformance.compare.verdict import Judgement, judge_computed_in, judge_outputs
+from conformance.compare.verdicts import FAILING, SEVERITY, VERDICTS, Verdict, severity
 
-__all__ = ["DEFAULT_POLICY", "FAILING", "VERDICTS", "Judgement", "Tolerance", "for_case",
+__all__ = ["DEFAULT_POLICY", "FAILING", "SEVERITY", "VERDICTS", "Judgement", "Tolerance", "Verdict", "for_case",
+           "severity",
            "judge_computed_in", "judge_outputs", "named_policy"]

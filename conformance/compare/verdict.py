@@ -1,8 +1,8 @@
 """From a runtime's outputs and the oracle's readings to one verdict, with one message shape.
 
-Verdicts (DESIGN.md): pass, fail, rejected, accepted-invalid, crash, timeout, not-expressible,
-unspecified. An element the spec leaves undefined is never judged; when every element is undefined
-the verdict is ``unspecified`` and the report compares runtimes with each other instead.
+The verdicts are conformance/compare/verdicts.py's table. An element the spec leaves undefined is
+never judged against the spec (silent.py classifies it); when every element is undefined the verdict
+is ``unspecified``.
 """
 
 from __future__ import annotations
@@ -15,11 +15,6 @@ from conformance.case.tensors import numpy_dtype
 from conformance.compare import silent
 from conformance.compare.metrics import errors
 from conformance.compare.tolerance import DEFAULT_POLICY, Tolerance, named_policy
-
-VERDICTS = ("pass", "fail", "rejected", "accepted-invalid", "crash", "timeout", "not-expressible",
-            "unspecified")
-#: verdicts that make the run exit non-zero (a rejected *valid* case counts; see judge())
-FAILING = ("fail", "accepted-invalid", "crash", "timeout", "rejected")
 
 
 @dataclass

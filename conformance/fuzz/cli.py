@@ -90,12 +90,12 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, ops, dtypes, j
     from rich.console import Console
     from rich.markup import escape
 
-    from conformance.selection import check_tolerance, select_targets
     from conformance.fuzz.display import LiveDisplay
     from conformance.fuzz.property import Campaign, CampaignConfig
     from conformance.fuzz.strategies import Scope
     from conformance.gate import Expectations, ExpectationsError
     from conformance.run.workers import cpu_count
+    from conformance.selection import check_tolerance, select_targets
 
     check_tolerance(tolerance_policy)
     targets, skipped, plugin_names = select_targets(spec_filter, plugins, runtimes, devices, not no_entry_points)

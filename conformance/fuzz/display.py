@@ -10,7 +10,12 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-CLEAN = ("pass", "not-expressible", "unspecified")
+from conformance.compare.verdicts import FAILING, SEVERITY, SHORT
+
+#: not a finding: every verdict but the divergences
+CLEAN = tuple(v for v in SEVERITY if v not in FAILING)
+#: the divergences, worst first, as the display's columns
+SHOWN = tuple(v for v in SEVERITY if v in FAILING)
 
 
 class LiveDisplay:
@@ -60,13 +65,11 @@ class LiveDisplay:
             (f"{len(r.written)}", "bold red" if r.written else "bold green"), " new findings written  ",
             f"{len(campaign.index)} known")
         table = Table(show_edge=False, pad_edge=False, expand=False)
-        for col in ("target", "clean", "fail", "rejected", "acc-invalid", "crash", "timeout", "error",
-                    "new", "known", "expected"):
+        for col in ("target", "clean", *(SHORT[v] for v in SHOWN), "new", "known", "expected"):
             table.add_column(col, justify="left" if col == "target" else "right")
         for target, counts in sorted(r.verdicts.items()):
             clean = sum(counts[v] for v in CLEAN)
-            table.add_row(Text(target), str(clean), *(_n(counts[v]) for v in
-                                                ("fail", "rejected", "accepted-invalid", "crash", "timeout", "error")),
+            table.add_row(Text(target), str(clean), *(_n(counts[v]) for v in SHOWN),
                           _n(r.new_by_target[target], "red"), _n(r.known_by_target[target]),
                           _n(r.expected_by_target[target]))
         return Group(head, table, *self.lines[-8:])

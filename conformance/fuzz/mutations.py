@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from conformance.case.features import broken_constraints  # noqa: F401 - the checker of what a mutation breaks
 from conformance.case.model import Case
-from conformance.case.vocabulary import (ACTIVATIONS_PER_DIRECTION, DEFAULT_ACTIVATIONS, DIRECTIONS, GATES)
+from conformance.case.vocabulary import ACTIVATIONS_PER_DIRECTION, DEFAULT_ACTIVATIONS, DIRECTIONS, GATES
 
 MUTATIONS = ("shape", "hidden_size", "direction", "activations_count", "activation_unknown",
              "sequence_lens_range", "missing_input")

@@ -21,7 +21,6 @@ error over its allowed error, so hypothesis climbs toward larger errors before t
 from __future__ import annotations
 
 import dataclasses
-
 import math
 import os
 import random
@@ -37,19 +36,17 @@ from hypothesis import HealthCheck, Phase, Verbosity, event, given, settings, ta
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from conformance.compare import FAILING
-from conformance.fuzz.reproducer import FindingIndex, Known, case_document, file_name, render, repro_command
+from conformance.compare.verdicts import FAILING, severity
 from conformance.fuzz.reduce import reduce_case
+from conformance.fuzz.reproducer import FindingIndex, Known, case_document, file_name, render, repro_command
 from conformance.fuzz.signature import case_tokens, cause, origin, signature
 from conformance.fuzz.strategies import Scope, draw_case, with_id
 from conformance.gate import classify
 from conformance.run import Engine, MemoryStore, Options, Pool
 from conformance.run.probe import measured
 
-#: verdicts that are findings (a rejected *valid* case and a suite error included)
-FINDING_VERDICTS = tuple(FAILING) + ("error",)
-#: how the severity of a verdict orders the findings of one example (the first is raised)
-SEVERITY = {v: k for k, v in enumerate(("crash", "timeout", "error", "accepted-invalid", "rejected", "fail"))}
+#: verdicts that are findings: the divergences (a rejected *valid* case and a suite error included)
+FINDING_VERDICTS = FAILING
 DATABASE = Path(".hypothesis/conformance-fuzz")
 
 
@@ -291,7 +288,7 @@ class Campaign:
                     self.result.new_by_target[rec["target"]] += 1
                 self.result.first_new_at.setdefault(key, (self.result.examples, self._elapsed()))
             new.append(Finding(key, tokens, case, recs))
-        new.sort(key=lambda f: (SEVERITY.get(f.verdict, 9), f.origin))
+        new.sort(key=lambda f: (severity(f.verdict), f.origin))
         return new
 
     def _elapsed(self) -> float:

@@ -16,7 +16,7 @@ import dataclasses
 
 import numpy as np
 
-from conformance.run.ablation import FEATURES, Feature, _without_tensors, _replace
+from conformance.run.ablation import FEATURES, Feature, _replace, _without_tensors
 
 
 def _reverse_only(case):

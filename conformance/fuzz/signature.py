@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 
-
 from conformance.case.features import broken_constraints, features
 from conformance.specs import SPECS
 

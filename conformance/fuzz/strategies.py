@@ -18,8 +18,8 @@ Two ways in, sharing one builder:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 from hypothesis import assume, event, note
@@ -27,8 +27,17 @@ from hypothesis import strategies as st
 
 from conformance.case.model import Case
 from conformance.case.tensors import numpy_dtype
-from conformance.case.vocabulary import (ACTIVATION_FUNCTIONS, DEFAULT_ACTIVATIONS, DIRECTIONS, DTYPES,
-                                          FORMS, OPS, OUTPUTS, input_shapes, num_directions)
+from conformance.case.vocabulary import (
+    ACTIVATION_FUNCTIONS,
+    DEFAULT_ACTIVATIONS,
+    DIRECTIONS,
+    DTYPES,
+    FORMS,
+    OPS,
+    OUTPUTS,
+    input_shapes,
+    num_directions,
+)
 from conformance.fuzz import values as V
 
 #: bump when the draws change meaning: it is part of the hypothesis database key

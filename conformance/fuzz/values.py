@@ -213,7 +213,7 @@ def magnitude_bound(case) -> float:
         p = float(np.max(np.abs(t["P"][d]))) if "P" in t else 0.0
         acts = names[d * per:(d + 1) * per]
 
-        def act(k, pre):
+        def act(k, pre, acts=acts):
             z = min(pre, float(clip)) if clip is not None else pre
             return _act_bound(acts[k], z, a, a)
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import click
 
+from conformance.compare.verdicts import FAILING
 from conformance.gate import Baseline, Expectations, ExpectationsError, classify
 from conformance.report.html import render
 from conformance.report.junit import write_junit
 from conformance.report.markdown import write_markdown
 from conformance.report.merge import ReportInputError, load
-from conformance.report.view import FAILING
 
 
 @click.command("report")

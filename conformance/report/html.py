@@ -16,38 +16,19 @@ from pathlib import Path
 
 import jinja2
 
+from conformance.compare.verdicts import COLOURS as VERDICT_COLOURS
+from conformance.compare.verdicts import FAILING, MEANING, PAGED, SEVERITY, SHORT, severity, worst
+from conformance.report import view
+from conformance.report.svg import error_plot, series_of
+from conformance.report.view import family_of, num
 from conformance.run.files import write_atomic
 from conformance.runtimes.effective import describe_host, summary
 
-from conformance.report import view
-from conformance.report.svg import error_plot, series_of
-from conformance.report.view import PAGE_VERDICTS, SEVERITY, SHORT, family_of, num, severity
-
 TEMPLATES = Path(__file__).parent / "templates"
 
-#: (background, text) per verdict; the CSS is generated from this
-COLOURS = {
-    "pass": ("#dcf2e3", "#17663a"),
-    "fail": ("#fbd5d2", "#a3190f"),
-    "rejected": ("#fde3c8", "#a4470b"),
-    "accepted-invalid": ("#eedcfb", "#6b21a8"),
-    "crash": ("#8d1b1b", "#ffffff"),
-    "timeout": ("#fbeebb", "#8a5a00"),
-    "error": ("#27303d", "#ffffff"),
-    "not-expressible": ("#eef0f3", "#5b6574"),
-    "unspecified": ("#d9ecfb", "#0b5c96"),
-}
-VERDICT_HELP = {
-    "pass": "every specified element within tolerance (or an invalid case rejected)",
-    "fail": "numbers outside tolerance",
-    "rejected": "the runtime refused a valid case",
-    "accepted-invalid": "the runtime ran a case the spec forbids",
-    "crash": "the worker process died",
-    "timeout": "no answer in time",
-    "error": "the suite itself failed (translator or oracle)",
-    "not-expressible": "this spec version cannot say the case",
-    "unspecified": "the spec defines none of the compared elements",
-}
+#: (background, text) per verdict and the legend's words: conformance/compare/verdicts.py
+COLOURS = VERDICT_COLOURS
+VERDICT_HELP = MEANING
 
 
 # --------------------------------------------------------------------------------------- formatting
@@ -152,7 +133,7 @@ class CaseView:
                                                if r.get("description")))
         self.clauses = list(dict.fromkeys(c for r in self.records for c in view.clauses_of(r)))
         self.by_severity = sorted(self.records, key=lambda r: severity(r["verdict"]))  # stable: target order within
-        self.verdict = view.worst_verdict([r["verdict"] for r in self.records])
+        self.verdict = worst([r["verdict"] for r in self.records])
         lead = min(self.records, key=lambda r: (severity(r["verdict"]), r.get("gate") == "expected",
                                                -(view.error_measure(r)[0] or 0)))
         self.lead = lead
@@ -271,7 +252,7 @@ def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | 
     for r in records:
         by_case[r["case"]].append(r)
     paged = {c for c, recs in by_case.items()
-             if any(r["verdict"] in PAGE_VERDICTS or r["verdict"] not in SEVERITY
+             if any(r["verdict"] in PAGED or r["verdict"] not in SEVERITY
                     or (r.get("silent") or {}).get("verdict") in ("implausible", "garbage") for r in recs)}
     case_href = {c: f"cases/{view.slug(c)}.html" for c in paged}
 
@@ -298,7 +279,7 @@ def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | 
     index = env.get_template("index.html.j2").render(
         **common, root="", runs=runs, run_targets=_run_targets(runs, targets), ops=ops,
         totals=view.totals(records, targets), counts=dict(counts), n_records=len(records),
-        failing_total=sum(n for v, n in counts.items() if v in view.FAILING),
+        failing_total=sum(n for v, n in counts.items() if v in FAILING),
         n_cases=len(by_case), n_paged=len(paged), case_href=case_href, gate=view.gate_summary(records),
         versions=view.version_differences(records), ir=view.ir_vs_frontend(records),
         spec_fams=view.spec_family_differences(records), clusters=clusters_view,

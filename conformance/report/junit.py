@@ -14,13 +14,14 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
+from conformance.compare.verdicts import TABLE
+from conformance.report.view import clauses_of, family_of, natural_key, num
 from conformance.run.files import write_atomic
 
-from conformance.report.view import clauses_of, family_of, natural_key, num
-
-FAILURE = ("fail", "accepted-invalid", "rejected")
-ERROR = ("crash", "timeout", "error")
-SKIPPED = ("not-expressible", "unspecified")
+#: how each verdict is a JUnit testcase (conformance/compare/verdicts.py)
+FAILURE = tuple(row.verdict.value for row in TABLE if row.junit == "failure")
+ERROR = tuple(row.verdict.value for row in TABLE if row.junit == "error")
+SKIPPED = tuple(row.verdict.value for row in TABLE if row.junit == "skipped")
 
 # XML 1.0 cannot hold most control characters, even escaped; a runtime's error text may have them
 _ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

@@ -8,11 +8,11 @@ import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from conformance.compare.verdicts import FAILING, SEVERITY, severity
+from conformance.report.view import gate_summary, natural_key, safe_link, silent_table, spec_key
 from conformance.run.files import write_atomic
 from conformance.runtimes.effective import describe_host
 from conformance.runtimes.effective import summary as configuration_summary
-from conformance.report.view import (FAILING, SEVERITY, gate_summary, natural_key, safe_link, severity,
-                                     silent_table, spec_key)
 
 MAX_LISTED = 50
 

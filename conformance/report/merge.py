@@ -59,7 +59,7 @@ def load(paths, clusters_path=None) -> Loaded:
     runs.sort(key=lambda item: item[0])
     latest = {}
     clusters = None
-    for _, res, info in runs:
+    for _, res, _ in runs:
         for rec in read_results(res):
             if "case" in rec and "target" in rec:
                 latest[(rec["case"], rec["target"])] = rec

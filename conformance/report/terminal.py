@@ -8,11 +8,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from conformance.compare import VERDICTS
-
-COLOURS = {"pass": "green", "fail": "red", "rejected": "red", "accepted-invalid": "magenta",
-           "crash": "red bold", "timeout": "yellow", "not-expressible": "cyan", "unspecified": "blue",
-           "error": "red reverse"}
+from conformance.compare.verdicts import FAILING, VERDICTS
+from conformance.compare.verdicts import TERMINAL as COLOURS
 
 
 def summary(console: Console, records: list, load_errors, skipped, out_dir, *, ran: int, resumed: int,
@@ -22,8 +19,8 @@ def summary(console: Console, records: list, load_errors, skipped, out_dir, *, r
     for r in records:
         by_target[r["target"]][r["verdict"]] += 1
         counts[r["verdict"]] += 1
-        gates[r.get("gate", "new" if r["verdict"] not in ("pass", "not-expressible", "unspecified") else "ok")] += 1
-    verdicts = [v for v in (*VERDICTS, "error") if counts.get(v)]
+        gates[r.get("gate", "new" if r["verdict"] in FAILING else "ok")] += 1
+    verdicts = [v for v in VERDICTS if counts.get(v)]
     table = Table(title="verdicts per target")
     table.add_column("target", overflow="fold", min_width=30)
     for v in verdicts:
@@ -48,8 +45,7 @@ def summary(console: Console, records: list, load_errors, skipped, out_dir, *, r
     for r in fixed[:max_failures]:
         console.print(f"[green]fixed[/] {escape(r['case'])} on {escape(r['target'])} now passes; its expectation "
                       f"({r['expected']['where']}) can go", highlight=False, soft_wrap=True)
-    new = [r for r in records if r.get("gate", "new") == "new" and r["verdict"] in (*COLOURS,) and
-           r["verdict"] not in ("pass", "not-expressible", "unspecified")]
+    new = [r for r in records if r.get("gate", "new") == "new" and r["verdict"] in FAILING]
     if new:
         console.print(f"\n[bold]{len(new)} new failing verdicts[/] (first {min(max_failures, len(new))}):")
         for rec in new[:max_failures]:
@@ -62,7 +58,7 @@ def summary(console: Console, records: list, load_errors, skipped, out_dir, *, r
         for c in clusters[:max_failures]:
             console.print(f"  {c['size']:4d} {escape(c['verdict'])} on {escape(c['target'])}: {escape(c['cause'])}",
                           highlight=False, soft_wrap=True)
-    parts = ", ".join(f"{counts[v]} {v}" for v in (*VERDICTS, "error") if counts.get(v))
+    parts = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts.get(v))
     gate = ", ".join(f"{gates[g]} {g}" for g in ("new", "expected", "baseline", "fixed") if gates.get(g))
     console.print(f"\n{len(records)} verdicts ({parts or 'none'}); gate: {gate or 'nothing to report'}; "
                   f"{ran} run now, {resumed} resumed from earlier; {wall_s:.1f} s; "

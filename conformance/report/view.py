@@ -14,27 +14,10 @@ import math
 import re
 from collections import Counter, defaultdict
 
+from conformance.compare.verdicts import FAILING, severity, worst
 from conformance.runtimes.effective import config_label
 
-#: worst first: the order a cell's colour is chosen by
-SEVERITY = ("crash", "error", "timeout", "fail", "accepted-invalid", "rejected", "unspecified",
-            "not-expressible", "pass")
-#: verdicts that get a case page
-PAGE_VERDICTS = frozenset({"fail", "rejected", "accepted-invalid", "crash", "timeout", "error", "unspecified"})
-#: verdicts that are a divergence (the run's exit status counts these, plus error)
-FAILING = frozenset({"fail", "rejected", "accepted-invalid", "crash", "timeout", "error"})
-SHORT = {"pass": "pass", "fail": "fail", "rejected": "rej", "accepted-invalid": "acc-inv", "crash": "crash",
-         "timeout": "t/o", "error": "err", "not-expressible": "n/e", "unspecified": "unsp"}
 GATES = ("new", "baseline", "expected", "fixed", "ok")
-
-
-def severity(verdict: str) -> int:
-    """Index in SEVERITY; an unknown verdict counts as bad as an error."""
-    return SEVERITY.index(verdict) if verdict in SEVERITY else 1
-
-
-def worst_verdict(verdicts) -> str:
-    return min(verdicts, key=severity) if verdicts else ""
 
 
 def family_of(case_id: str) -> str:
@@ -214,8 +197,8 @@ class Cell:
         self.records = records
         self.counts = Counter(r["verdict"] for r in records)
         live = [r for r in records if r.get("gate") != "expected"]
-        self.verdict = worst_verdict(list(self.counts))
-        live_worst = worst_verdict([r["verdict"] for r in live])
+        self.verdict = worst(list(self.counts))
+        live_worst = worst([r["verdict"] for r in live])
         # every record of the worst verdict is a known divergence: grey the cell, say so
         self.expected = bool(records) and (not live or severity(live_worst) > severity(self.verdict))
         self.shade = live_worst if (self.expected and live) else self.verdict
@@ -255,7 +238,7 @@ class Family:
             by_target[r["target"]].append(r)
         self.cells = [Cell(by_target[t.id]) if by_target.get(t.id) else None for t in targets]
         self.counts = Counter(r["verdict"] for r in records)
-        self.verdict = worst_verdict(list(self.counts))
+        self.verdict = worst(list(self.counts))
         self.slug = slug(name)
         self.specs = sorted({str(r.get("spec")) for r in records}, key=spec_key)
 

@@ -244,7 +244,7 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
             else:
                 pair_plans.append((key, ids, case, present, results))
         pair_variants, pair_index = [], {}
-        for key, ids, case, present, results in pair_plans:
+        for _key, _ids, case, present, _results in pair_plans:
             for a, b in itertools.combinations(present, 2):
                 if spent >= budget:
                     break

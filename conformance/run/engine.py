@@ -99,7 +99,7 @@ class RunSummary:
 
     @property
     def failed(self) -> bool:
-        return any(self.counts[v] for v in FAILING) or bool(self.counts.get("error"))
+        return any(self.counts[v] for v in FAILING)
 
 
 def repro(case, target) -> str:
@@ -357,7 +357,7 @@ class Engine:
         self.store.append(rec)
         self.summary.counts[verdict] += 1
         self.summary.by_target[target.id][verdict] += 1
-        if verdict in FAILING or verdict == "error":
+        if verdict in FAILING:
             self.summary.failures.append(rec)
         self.progress(1)
 

@@ -22,6 +22,10 @@ a correctly rounded float32 tanh is the identity too (tanh x = x(1 − x²/3 + �
 there a tanh a few ulps off may cost the last bits, so 20 bits or more read as f32, and float16's
 range shows as the tiny values vanishing rather than 2^20 overflowing.
 
+A spec with no plain RNN (WebNN) gets the same batch through a GRU whose update gate is shut
+(z = sigmoid(-200) = 0 in every precision: its bias is the only non-zero term) and whose new gate
+computes Relu (or Tanh) of the same products, so that h = (1 - 0)·n + 0·h0 = n exactly.
+
 The outcome is a target's ``measured`` configuration: ``{"precision": "bf16", "bits": 8,
 "flushes_subnormals": false, "denormals_are_zero": false}``.
 """
@@ -51,7 +55,12 @@ PROBE_TIMEOUT = 120.0
 VARIANTS = (("Relu", 1.0), ("Tanh", 2.0 ** -30))
 
 
-def probe_case(activation: str = "Relu") -> Case:
+#: the GRU form's update-gate bias: sigmoid(-200) < 2^-288, 0 in every precision
+SHUT = -200.0
+
+
+def probe_case(activation: str = "Relu", op: str = "RNN") -> Case:
+    """The probe as an RNN, or (``op="GRU"``) as a GRU computing the same values (see above)."""
     scale = dict(VARIANTS)[activation]
     rows = [[(1.0 + 2.0 ** -k) * scale / SCALE, 0.0] for k in FRACTION_BITS]
     rows += [[RANGE_X, 0.0], [0.0, FTZ_X], [DAZ_X, 0.0]]
@@ -59,6 +68,16 @@ def probe_case(activation: str = "Relu") -> Case:
     x = np.array(rows, dtype=np.float32)[None]                   # [S=1, B, I=2]
     w = np.array([[[SCALE, TINY_W]]], dtype=np.float32)          # [D=1, H=1, I=2]
     r = np.zeros((1, 1, 1), dtype=np.float32)
+    if op == "GRU":
+        zero = np.zeros((1, 1, 2), dtype=np.float32)
+        bias = np.array([[SHUT, 0, 0, 0, 0, 0]], dtype=np.float32)
+        return Case(id=f"probe/arithmetic-gru-{activation.lower()}", op="GRU", form="sequence",
+                    attributes={"hidden_size": 1, "activations": ["Sigmoid", activation],
+                                "linear_before_reset": 1},
+                    shape={"seq_length": 1, "batch_size": x.shape[1], "input_size": 2}, dtype="float32",
+                    tensors={"X": x, "W": np.concatenate([zero, zero, w], axis=1),
+                             "R": np.zeros((1, 3, 1), dtype=np.float32), "B": bias},
+                    outputs=("Y_h",), description="the arithmetic probe as a GRU (conformance/run/probe.py)")
     return Case(id=f"probe/arithmetic-{activation.lower()}", op="RNN", form="sequence",
                 attributes={"hidden_size": 1, "activations": [activation]},
                 shape={"seq_length": 1, "batch_size": x.shape[1], "input_size": 2}, dtype="float32",
@@ -113,18 +132,21 @@ def measure(targets: list, pool: Pool, timeout: float = PROBE_TIMEOUT, folder: P
         for activation, _ in VARIANTS:  # a runtime that refuses one variant gets the next
             if not left:
                 break
-            case = probe_case(activation)
+            cases = (probe_case(activation), probe_case(activation, "GRU"))
             jobs = []
             for ref, group in left.items():
                 prog, reasons = None, []
-                for t in group:  # the first of the runtime's specs that can say the probe
-                    if t.spec not in SPECS:
-                        continue
-                    prog = SPECS[t.spec].translate(case)
-                    if not isinstance(prog, NotExpressible):
+                for case in cases:  # the RNN, else the GRU form (a spec without a plain RNN)
+                    for t in group:  # the first of the runtime's specs that can say the probe
+                        if t.spec not in SPECS:
+                            continue
+                        prog = SPECS[t.spec].translate(case)
+                        if not isinstance(prog, NotExpressible):
+                            break
+                        reasons.append(f"{t.spec}: {prog.reason}")
+                        prog = None
+                    if prog is not None:
                         break
-                    reasons.append(f"{t.spec}: {prog.reason}")
-                    prog = None
                 if prog is None:
                     answers[ref] = {"probe": "not run: " + ("; ".join(reasons) or "no translator")}
                     continue

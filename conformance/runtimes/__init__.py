@@ -36,6 +36,7 @@ BUILTIN = {
     "conformance.runtimes.openvino_ir": ("openvino",),
     "conformance.runtimes.directml": ("directml-interpreter", "onnxruntime-dml"),
     "conformance.runtimes.torch": ("torch",),
+    "conformance.runtimes.webnn": ("webnn",),
 }
 
 
@@ -72,7 +73,7 @@ def plugin_targets(path: str, specs_by_format: dict) -> list[Target]:
     if missing:
         raise TypeError(f"runtime plugin {path!r} lacks {', '.join(missing)}; a runtime needs `name`, "
                         f"`format` and `run(model, feeds)`")
-    fmt = getattr(obj, "format")
+    fmt = obj.format
     if fmt not in specs_by_format:
         raise TypeError(f"runtime plugin {path!r} has format {fmt!r}; supported: {sorted(specs_by_format)}")
     return [Target(str(obj.name), str(getattr(obj, "version", "") or ""), str(getattr(obj, "device", "default")),

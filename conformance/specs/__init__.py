@@ -15,6 +15,7 @@ FAMILIES = (
     "conformance.specs.openvino",
     "conformance.specs.directml",
     "conformance.specs.torch",
+    "conformance.specs.webnn",
 )
 
 SPECS = {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 import pytest
+
 from tests.oracle.helpers import evaluate, single
 
 POINTS = [-30.0, -2.5, -0.75, -1e-10, 0.0, 1e-10, 0.5, 1.0, 3.0, 40.0]

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pytest
+
 from tests.oracle.helpers import evaluate, single
 
 REL = 1e-14

@@ -8,9 +8,9 @@ import ml_dtypes
 import mpmath
 import numpy as np
 import pytest
-from tests.oracle.helpers import evaluate
 
 import oracles
+from tests.oracle.helpers import evaluate
 
 mp = mpmath.MPContext()
 

@@ -6,10 +6,10 @@ import dataclasses
 
 import numpy as np
 import pytest
-from tests.oracle.helpers import evaluate, single
 
 import oracles
 from oracles import profiles
+from tests.oracle.helpers import evaluate, single
 
 f32 = lambda v: float(np.float32(v))  # noqa: E731
 

@@ -1,0 +1,62 @@
+"""Edits of a case that take one feature away: the removals behind ablation and reduction.
+
+Each returns a new case whose id carries the edit (``<id>~<suffix>``); the input case is not
+changed. The feature table (:data:`conformance.case.features.FEATURES`) names which edit removes
+which feature.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from conformance.case.vocabulary import canonical_activation
+
+#: the inputs and attributes that hold one value per direction (halved by a one-direction edit)
+PER_DIRECTION_INPUTS = ("W", "R", "B", "initial_h", "initial_c", "P")
+PER_DIRECTION_ATTRIBUTES = ("activations", "activation_alpha", "activation_beta")
+
+
+def replace(case, suffix: str, attributes=None, tensors=None, **fields):
+    """``case`` with new attributes, tensors or fields, its id suffixed ``~suffix``."""
+    attrs = dict(case.attributes if attributes is None else attributes)
+    tens = dict(case.tensors if tensors is None else tensors)
+    return dataclasses.replace(case, id=f"{case.id}~{suffix}", attributes=attrs, tensors=tens, **fields)
+
+
+def without_attributes(case, suffix: str, *names: str):
+    return replace(case, suffix, {k: v for k, v in case.attributes.items() if k not in names})
+
+
+def without_tensors(case, suffix: str, *names: str):
+    return replace(case, suffix, tensors={k: v for k, v in case.tensors.items() if k not in names})
+
+
+def one_direction(case, direction: str):
+    """A case as one of its passes: ``forward`` keeps a bidirectional case's first half of every
+    per-direction value, ``reverse`` its second half."""
+    attrs = dict(case.attributes, direction=direction)
+    tensors = dict(case.tensors)
+    if case.direction == "bidirectional":
+        first = direction == "forward"
+        for name in PER_DIRECTION_INPUTS:
+            if name in tensors:
+                tensors[name] = np.ascontiguousarray(tensors[name][:1] if first else tensors[name][1:])
+        for key in PER_DIRECTION_ATTRIBUTES:
+            if key in attrs and len(attrs[key]) % 2 == 0:
+                half = len(attrs[key]) // 2
+                attrs[key] = list(attrs[key])[:half] if first else list(attrs[key])[half:]
+    return replace(case, direction, attrs, tensors)
+
+
+def float32(case):
+    tensors = {k: (v.astype(np.float32) if v.dtype.kind == "f" or v.dtype.name == "bfloat16" else v)
+               for k, v in case.tensors.items()}
+    return replace(case, "float32", tensors=tensors, dtype="float32")
+
+
+def canonical_names(case):
+    attrs = dict(case.attributes)
+    attrs["activations"] = [canonical_activation(a) or a for a in attrs["activations"]]
+    return replace(case, "onnx-spelling", attrs)
