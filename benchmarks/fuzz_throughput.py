@@ -25,9 +25,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from conformance.case import load_paths  # noqa: E402
-from conformance.fuzz.property import Campaign, CampaignConfig  # noqa: E402
+from conformance.fuzz.campaign import Campaign, CampaignConfig  # noqa: E402
 from conformance.fuzz.strategies import Scope  # noqa: E402
-from conformance.run.workers import cpu_count  # noqa: E402
+from conformance.run.processes import cpu_count  # noqa: E402
 from conformance.runtimes import discover, plugin_targets  # noqa: E402
 from conformance.specs import SPECS  # noqa: E402
 

@@ -102,6 +102,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--out", default=str(ROOT / "reports" / "bench"))
+    ap.add_argument("--production", action="store_true",
+                    help="also time the oracle on the production tier (benchmarks/production_oracle.py; minutes)")
     args = ap.parse_args()
 
     cases, errors = load_paths([args.cases])
@@ -134,6 +136,14 @@ def main() -> int:
           f"multiply-adds/s at 128+192 bits), {oracle['cached_ms_per_case']:.2f} ms/case cached")
     print(f"median suite/bare ratio {result['median_ratio']:.2f}x; "
           f"{result['median_pairs_per_s']:.1f} pairs/s with --jobs {args.jobs}")
+    from benchmarks.webnn_overhead import measure as webnn_overhead
+    result["webnn"] = webnn_overhead(cases, rounds=args.rounds)  # {"skipped": why} without a WebNN browser
+    if args.production:
+        from benchmarks.production_oracle import DEFAULT_K
+        from benchmarks.production_oracle import measure as production_oracle
+        tier, _ = load_paths([ROOT / "cases" / "production"])
+        chosen = compile_expression(DEFAULT_K)
+        result["production_oracle"] = production_oracle([c for c in tier if chosen(c.id)])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench.json").write_text(json.dumps(result, indent=2))

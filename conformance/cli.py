@@ -17,10 +17,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from conformance import __version__
+from conformance.baseline import Baseline
 from conformance.case import SCHEMA, load_paths
 from conformance.compare.verdicts import FAILING
-from conformance.gate import Baseline, Expectations, ExpectationsError, classify
+from conformance.gate import Expectations, ExpectationsError, classify
 from conformance.report import terminal
+from conformance.report.artifacts import finish as finish_artifacts
 from conformance.run import Engine, Options, Pool, ResultStore, SelectError, compile_expression
 from conformance.run.ablation import ABLATED_VERDICTS, ablate
 from conformance.run.engine import REPEAT_UNDER, write_run_info
@@ -29,7 +31,7 @@ from conformance.run.probe import PROBE_TIMEOUT, measured
 from conformance.runtimes.discovery import discover
 from conformance.runtimes.effective import describe_host, host
 from conformance.runtimes.effective import summary as configuration_summary
-from conformance.selection import check_tolerance, select_targets, specs_by_format
+from conformance.selection import CONFIG_HELP, check_tolerance, narrow, select_targets, specs_by_format
 
 DEFAULT_CASES = ("cases",)
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
@@ -62,6 +64,15 @@ def limit_options(command):
                         help="Most multiply-adds one case may need (default 1e12); a case over it is a case-file error.")(command)
 
 
+def tier_option(command):
+    """--tier: which case folders a folder path brings in (conformance.case.load.TIERS)."""
+    from conformance.case.load import TIERS
+    return click.option("--tier", type=click.Choice(TIERS), default="default", show_default=True,
+                        help="default: the corpus, without tier folders such as cases/production/; production: only "
+                             "those (production shapes, docs/production.md); all: both. A named tier folder is "
+                             "always read.")(command)
+
+
 def case_limits():
     """The case-loading limits of this command: the defaults, with --max-elements/--max-macs."""
     import dataclasses
@@ -81,7 +92,9 @@ def main():
 @click.option("--runtime", "runtimes", multiple=True, help="Only targets of this runtime (repeatable), e.g. onnxruntime, openvino, onnx-reference, or a plugin's name.")
 @click.option("--runtime-plugin", "plugins", multiple=True, metavar="MOD:ATTR", help="Load a runtime plugin (repeatable).")
 @click.option("--spec", "spec_filter", multiple=True, help="Only these spec versions (prefix match, repeatable), e.g. onnx-14.")
-@click.option("--device", "devices", multiple=True, help="Only targets on this device (repeatable), e.g. CPU.")
+@click.option("--device", "devices", multiple=True,
+              help="Only targets on this device (repeatable), e.g. CPU, or CPU/precision=pinned as target ids name it.")
+@click.option("--config", "configs", multiple=True, metavar="KEY=VALUE", help=CONFIG_HELP)
 @click.option("-k", "expr", default="", help="Select cases by id: substrings with and/or/not, like pytest -k.")
 @click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 256), help="Worker processes.")
 @click.option("--out", "out_dir", default=Path("reports/latest"), show_default=True, type=click.Path(path_type=Path), help="Output folder.")
@@ -108,11 +121,19 @@ def main():
 @click.option("--repeat-under", default=REPEAT_UNDER, show_default=True, type=click.FloatRange(0), metavar="S",
               help="Run a pair whose spec leaves output elements undefined a second time when its call took at most "
                    "S seconds: an undefined element that changes between the runs is garbage. 0: never.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="No progress bar, configurations or per-target table: the new divergences by cause, warnings "
+                   "and the totals.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Also every new divergent pair with its message and repro, and the known causes.")
+@click.option("--artifacts", type=click.Choice(("failing", "full")), default="failing", show_default=True,
+              help="failing: programs, case pages and full results.jsonl lines only for divergences the gate does not "
+                   "excuse (summary lines for the rest); full: everything.")
+@tier_option
 @limit_options
-def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, timeout, fresh, prec, no_entry_points,
+def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, out_dir, timeout, fresh, prec, no_entry_points,
         expectation_paths, baseline, ablation, ablation_budget, ablation_time, tolerance_policy, memory_limit,
-        repeat_under, quiet):
+        repeat_under, quiet, tier, verbose, artifacts):
     """Run cases (default: ./cases) on every runtime present and write OUT/results.jsonl.
 
     Exit status: 0 when no verdict is a new failure; 1 when a verdict is fail, rejected (a valid
@@ -129,7 +150,7 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
         select = compile_expression(expr)
     except SelectError as exc:
         raise click.UsageError(str(exc)) from exc
-    targets, skipped, _ = select_targets(spec_filter, plugins, runtimes, devices, not no_entry_points)
+    targets, skipped, _ = select_targets(spec_filter, plugins, runtimes, devices, not no_entry_points, configs)
 
     try:
         expectations = Expectations.load(expectation_paths) if expectation_paths else None
@@ -141,14 +162,15 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
                       f"{base.first_skipped})", highlight=False, markup=False, soft_wrap=True)
     gate = (lambda rec: classify(rec, expectations, base)) if (expectations or base) else None
 
-    cases, load_errors = load_paths(paths, limits=case_limits())
+    cases, load_errors = load_paths(paths, limits=case_limits(), tier=tier)
     cases = [c for c in cases if select(c.id)]
     options = Options(out_dir=Path(out_dir), jobs=jobs, timeout=timeout, prec=prec, tolerance=tolerance_policy,
                       repeat_under=repeat_under)
     try:
         with OutLock(out_dir), ended_by_sigterm():
             code = _execute(console, cases, load_errors, targets, skipped, options, fresh, expectations, base,
-                            gate, ablation, ablation_budget, ablation_time, memory_limit, quiet)
+                            gate, ablation, ablation_budget, ablation_time, memory_limit, quiet,
+                            verbose=verbose, artifacts=artifacts)
     except Busy as exc:
         console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
         sys.exit(EXIT_USAGE)
@@ -165,7 +187,7 @@ def run(paths, runtimes, plugins, spec_filter, devices, expr, jobs, out_dir, tim
 
 
 def _execute(console, cases, load_errors, targets, skipped, options, fresh, expectations, base, gate, ablation,
-             ablation_budget, ablation_time, memory_limit, quiet) -> int:
+             ablation_budget, ablation_time, memory_limit, quiet, verbose=False, artifacts="failing") -> int:
     """The run proper, inside the output folder's lock: the exit status."""
     out_dir, jobs, timeout = options.out_dir, options.jobs, options.timeout
     store = ResultStore(out_dir, resume=not fresh)
@@ -218,10 +240,13 @@ def _execute(console, cases, load_errors, targets, skipped, options, fresh, expe
                  "gate": dict(Counter(r.get("gate", "") for r in records)),
                  "wall_s": summary.wall_s, "runtime_s": summary.runtime_s})
     write_run_info(out_dir, info)
-    write_reports(records, info, Path(out_dir), clusters)
+    write_reports(records, info, Path(out_dir), clusters, artifacts)
+    gated = {(r["case"], r["target"]): r for r in records}
+    finish_artifacts(out_dir, [gated.get((r["case"], r["target"]), r) for r in latest], artifacts)
     terminal.summary(console, records, load_errors, skipped, out_dir, ran=sum(summary.counts.values()),
                      resumed=summary.skipped_pairs, wall_s=summary.wall_s,
-                     unused=expectations.unused() if expectations else (), clusters=clusters)
+                     unused=expectations.unused() if expectations else (), clusters=clusters,
+                     verbosity=-1 if quiet else (1 if verbose else 0))
     return EXIT_FAILURES if new or load_errors else EXIT_OK
 
 
@@ -255,13 +280,13 @@ def print_configurations(console, targets) -> None:
                       soft_wrap=True)
 
 
-def write_reports(records: list, info: dict, out_dir: Path, clusters) -> None:
+def write_reports(records: list, info: dict, out_dir: Path, clusters, artifacts: str = "failing") -> None:
     """Every run writes the HTML report, JUnit XML and the Markdown summary beside its results."""
     from conformance.report.html import render
     from conformance.report.junit import write_junit
     from conformance.report.markdown import write_markdown
     info = dict(info, results=str(out_dir / "results.jsonl"))
-    render(records, info, out_dir, clusters)
+    render(records, info, out_dir, clusters, artifacts)
     write_junit(records, out_dir / "junit.xml")
     write_markdown(records, info, out_dir / "summary.md", clusters)
 
@@ -270,11 +295,18 @@ def write_reports(records: list, info: dict, out_dir: Path, clusters) -> None:
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("-k", "expr", default="", help="Select cases by id.")
 @click.option("--targets", "show_targets", is_flag=True, help="List the targets present instead of cases.")
+@click.option("--config", "configs", multiple=True, metavar="KEY=VALUE", help=CONFIG_HELP)
+@tier_option
 @limit_options
-def list_(paths, expr, show_targets):
+def list_(paths, expr, show_targets, configs, tier):
     """List the cases the corpus expands to (or the targets present), and any case-file errors."""
+    if configs and not show_targets:
+        raise click.UsageError("--config selects targets: use it with --targets")
     if show_targets:
         targets, skipped = discover(specs_by_format(()), ())
+        targets, warnings = narrow(targets, configs=configs, skipped=skipped) if configs else (targets, [])
+        for w in warnings:
+            click.echo(f"warning: {w}", err=True)
         click.echo(f"host: {describe_host(host())}")
         with Pool(1) as pool:
             targets = measured(targets, pool)
@@ -287,7 +319,7 @@ def list_(paths, expr, show_targets):
         select = compile_expression(expr)
     except SelectError as exc:
         raise click.UsageError(str(exc)) from exc
-    cases, errors = load_paths(paths or DEFAULT_CASES, limits=case_limits(), materialize=False)
+    cases, errors = load_paths(paths or DEFAULT_CASES, limits=case_limits(), materialize=False, tier=tier)
     for c in cases:
         if select(c.id):
             click.echo(f"{c.id}\t{c.expect}\t{c.file}:{c.source.line}")

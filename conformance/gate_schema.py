@@ -10,6 +10,10 @@ from conformance.compare.verdicts import VERDICTS
 #: every verdict an entry may name (`error`: the suite failed on the pair)
 ALL_VERDICTS = VERDICTS
 
+#: an entry's `upstream`: an issue or pull request URL, or the date the trackers were searched in
+#: vain; either may be followed by a note
+UPSTREAM_PATTERN = r"^(https://\S+/(issues|pull)/\d+|none found \(searched \d{4}-\d{2}-\d{2}\))( .+)?$"
+
 _PATTERNS = {
     "description": "a glob or a list of globs (`*` and `?` only)",
     "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1}],
@@ -30,7 +34,15 @@ ENTRY = {
                     "oneOf": [_VERDICT, {"type": "array", "items": _VERDICT, "minItems": 1}]},
         "kind": {"type": "string"},
         "reason": {"type": "string"},
-        "link": {"type": "string"},
+        "link": {"type": "string", "description": "where the divergence is documented or shows (the report links it); "
+                                                  "default: the upstream issue"},
+        "upstream": {
+            "description": "the runtime's upstream issue (its URL, optionally followed by a note), or `none found "
+                           "(searched YYYY-MM-DD)` after the trackers were searched; README, \"Reporting a finding "
+                           "upstream\"",
+            "type": "string",
+            "pattern": UPSTREAM_PATTERN,
+        },
         "tolerance": {"type": "object", "description": "{abs, rel, source}"},
     },
     "additionalProperties": False,
@@ -54,3 +66,7 @@ SCHEMA = {
     },
     "additionalProperties": False,
 }
+
+
+class ExpectationsError(ValueError):
+    """A malformed expectations file; the message has file:line."""

@@ -1,46 +1,178 @@
-"""Target selection shared by `conformance run` and `conformance fuzz`: --spec, --runtime,
---runtime-plugin, --device and --tolerance, each bad value a usage error naming the fix."""
+"""Target selection shared by `conformance run`, `conformance list --targets` and `conformance fuzz`:
+--spec, --runtime, --runtime-plugin, --device, --config and --tolerance, each bad value a usage
+error naming what exists and the closest name."""
 
 from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Sequence
 
 import click
 
 from conformance.compare.tolerance import policies
+from conformance.runtimes import BUILTIN
 from conformance.runtimes.discovery import PluginError, discover
 from conformance.specs import SPECS
+
+#: --config/--device KEY=VALUE: the part of a target id's configuration after this arrow is measured
+#: on this machine (``precision=default→bf16``), not asked for, so selection ignores it
+MEASURED = "→"
+
+
+class NoMatch(click.UsageError):
+    """A selection that leaves no target; the message lists what exists."""
+
+
+def closest(word: str, names: Iterable[str]) -> str:
+    """``; did you mean 'x'?`` for the name of ``names`` closest to ``word`` (difflib), or ""."""
+    names = sorted(set(names))
+    lowered = {n.lower(): n for n in names}
+    hit = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.5)
+    return f"; did you mean {lowered[hit[0]]!r}?" if hit else ""
 
 
 def specs_by_format(spec_filter) -> dict:
     """Spec names per program format, limited to those matching --spec (prefix match)."""
-    out = {}
+    out: dict[str, list[str]] = {}
+    unmatched = [s for s in spec_filter if not any(name == s or name.startswith(s) for name in SPECS)]
     for name, spec in SPECS.items():
         if spec_filter and not any(name == s or name.startswith(s) for s in spec_filter):
             continue
         out.setdefault(spec.format, []).append(name)
+    if not out:
+        raise NoMatch(f"--spec {' '.join(spec_filter)} matches no spec{closest(unmatched[0], SPECS)} "
+                      f"Specs: {', '.join(SPECS)}")
     return out
 
 
 def check_tolerance(policy: str | None) -> None:
     if policy and policy not in policies():
-        raise click.UsageError(f"--tolerance {policy!r} is not a policy of policies.yaml; "
-                               f"Consider one of {', '.join(sorted(policies()))}")
+        raise click.UsageError(f"--tolerance {policy!r} is not a policy of policies.yaml"
+                               f"{closest(policy, policies()) or ';'} Consider one of {', '.join(sorted(policies()))}")
 
 
-def select_targets(spec_filter, plugins, runtimes, devices, use_entry_points: bool = True):
+# -- configurations -------------------------------------------------------------------------------
+
+def config_pairs(config: str) -> dict[str, str]:
+    """A target's configuration as KEY=VALUE pairs: ``precision=pinned`` → {precision: pinned};
+    ``default`` → {} (every key at its default); items are separated by ``/`` or ``,``, and an item
+    without ``=`` is ``{item: "on"}``."""
+    pairs: dict[str, str] = {}
+    for item in config.split(MEASURED, 1)[0].replace(",", "/").split("/"):
+        item = item.strip()
+        if not item or item == "default":
+            continue
+        key, eq, value = item.partition("=")
+        pairs[key.strip()] = value.strip() if eq else "on"
+    return pairs
+
+
+def parse_config(value: str, option: str = "--config") -> dict[str, str]:
+    """``KEY=VALUE`` (several joined by ``/`` or ``,``), or ``default``, as pairs; anything else is a
+    usage error."""
+    text = value.split(MEASURED, 1)[0].strip()
+    if text != "default" and any("=" not in item for item in text.replace(",", "/").split("/") if item.strip()):
+        raise click.UsageError(f"{option} {value!r}: expected KEY=VALUE, e.g. precision=pinned or precision=default")
+    return config_pairs(text)
+
+
+def has_config(target, wanted: dict[str, str]) -> bool:
+    """Whether ``target`` runs in the configuration ``wanted`` names: every KEY=VALUE holds, a key
+    the target does not set counting as ``default`` (``precision=default`` selects every target that
+    leaves precision to the runtime)."""
+    mine = config_pairs(target.config)
+    return all(mine.get(k, "default") == v for k, v in wanted.items())
+
+
+def split_device(value: str) -> tuple[str, dict[str, str]]:
+    """``CPU`` → (CPU, {}); ``CPU/precision=pinned`` → (CPU, {precision: pinned}), as the target id
+    names them."""
+    device, _, config = value.partition("/")
+    return device.strip(), (parse_config(config, "--device") if config.strip() else {})
+
+
+# -- narrowing ------------------------------------------------------------------------------------
+
+def narrow(targets: Sequence, runtimes: Sequence[str] = (), devices: Sequence[str] = (),
+           configs: Sequence[str] = (), skipped: Sequence = ()) -> tuple[list, list[str]]:
+    """(targets kept, warnings) for --runtime, --device and --config, applied in that order. A value
+    that matches nothing is a warning naming the closest; a stage that leaves no target raises
+    NoMatch listing what exists at that point."""
+    device_sel = [(v, *split_device(v)) for v in devices]
+    config_sel = [(v, parse_config(v)) for v in configs]
+    gaps = {s.runtime: s.reason for s in skipped}
+    known_runtimes = {n for names in BUILTIN.values() for n in names}
+
+    def runtime_note(pool, value):
+        plugins = sorted({t.runtime for t in pool if t.plugin})
+        names = sorted(known_runtimes | {t.runtime for t in pool})
+        if value in gaps:
+            why = f"runtime {value!r} is not available here ({gaps[value]})."
+        elif value in known_runtimes:
+            why = f"runtime {value!r} has no target here" + (
+                f" (not available here: {'; '.join(f'{k}: {r}' for k, r in gaps.items())})" if gaps else "") + "."
+        else:
+            why = f"no runtime is named {value!r}{closest(value, names) or '.'}"
+        return (f"--runtime {value}: {why} Runtimes: {', '.join(sorted(known_runtimes))} (built in)"
+                + (f", {', '.join(plugins)} (plugins)" if plugins else ""))
+
+    def device_note(pool, value):
+        device, wanted = split_device(value)
+        devices_here = sorted({t.device for t in pool})
+        if not any(t.device.lower() == device.lower() for t in pool):
+            return (f"--device {value}: no selected target is on device {device!r}{closest(device, devices_here)} "
+                    f"Devices present: {', '.join(devices_here) or 'none'}")
+        return config_note([t for t in pool if t.device.lower() == device.lower()], value, wanted, "--device")
+
+    def config_note(pool, value, wanted, option="--config"):
+        labels = sorted({t.config for t in pool})
+        by_label = ", ".join(f"{c} ({', '.join(sorted({t.runtime for t in pool if t.config == c}))})"
+                             for c in labels)
+        asked = "/".join(f"{k}={v}" for k, v in wanted.items())
+        return (f"{option} {value}: no selected target runs in configuration {asked or 'default'!r}"
+                f"{closest(asked, labels) or '.'} Configurations present: {by_label or 'none'}")
+
+    stages: list[tuple[str, list, Callable, Callable]] = [
+        ("--runtime", list(runtimes), lambda t, v: t.runtime == v, runtime_note),
+        ("--device", device_sel, lambda t, v: t.device.lower() == v[1].lower() and has_config(t, v[2]),
+         lambda pool, v: device_note(pool, v[0])),
+        ("--config", config_sel, lambda t, v: has_config(t, v[1]), lambda pool, v: config_note(pool, v[0], v[1])),
+    ]
+    kept, warnings = list(targets), []
+    for _option, values, matches, note in stages:
+        if not values:
+            continue
+        notes = [note(kept, v) for v in values if not any(matches(t, v) for t in kept)]
+        after = [t for t in kept if any(matches(t, v) for v in values)]
+        if not after:
+            raise NoMatch("no target matches: " + "\n".join(notes))
+        warnings += notes
+        kept = after
+    if not kept:
+        reasons = "; ".join(f"{s.runtime}: {s.reason}" for s in skipped) or "none found"
+        raise NoMatch(f"no target is present here (runtimes not available: {reasons})")
+    return kept, warnings
+
+
+def select_targets(spec_filter, plugins, runtimes, devices, use_entry_points: bool = True, configs=()):
     """(targets, skipped runtimes, {plugin runtime name: MOD:ATTR}) for the given options.
-    An explicitly named plugin that cannot load, or a selection matching nothing, is a usage error."""
+    An explicitly named plugin that cannot load, or a selection matching nothing, is a usage error;
+    a value that matches nothing beside others that do is a warning on stderr."""
     formats = specs_by_format(spec_filter)
-    if not formats:
-        raise click.UsageError(f"--spec {' '.join(spec_filter)} matches no spec; known: {', '.join(SPECS)}")
+    for value in configs:
+        parse_config(value)  # a malformed value fails before anything is imported
+    for value in devices:
+        split_device(value)
     try:  # every runtime and plugin is imported in a process of its own, never in this one
         targets, skipped = discover(formats, plugins, use_entry_points=use_entry_points, runtimes=runtimes)
     except PluginError as exc:
         raise click.UsageError(str(exc)) from exc
     plugin_names = {t.runtime: t.ref.path for t in targets if t.plugin and t.ref.path in plugins}
-    if runtimes:
-        targets = [t for t in targets if t.runtime in runtimes]
-    if devices:
-        targets = [t for t in targets if t.device in devices]
-    if not targets:
-        raise click.UsageError("no target matches the given --runtime/--device/--spec")
+    targets, warnings = narrow(targets, runtimes, devices, configs, skipped)
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)
     return targets, skipped, plugin_names
+
+
+CONFIG_HELP = ("Only targets in this configuration (repeatable: any of them), e.g. precision=pinned or "
+               "precision=default; as the target id names it, without the measured part after the arrow.")

@@ -66,7 +66,7 @@ def evaluate(op: str, attributes: dict, tensors: dict, profile: str = "onnx",
         problem = build_problem(op, attributes, tensors, semantics, exact=False)
         if (method == "auto" and fast.macs(problem) < fast.FAST_MIN_MACS) or fast.ineligible(problem, semantics):
             problem = None
-    version = ORACLE_VERSION if problem is None else f"{ORACLE_VERSION}+{fast.STAT_MODEL}"
+    version = ORACLE_VERSION if problem is None else f"{ORACLE_VERSION}+{fast.fingerprint()}"
     cache_key = None
     if cache:
         cache_key = disk.key(version, op, attributes, tensors, profile, prec, check_prec)

@@ -14,6 +14,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,7 @@ def _plain(value):
 def key(version: str, op: str, attributes: dict, tensors: dict, profile: str, prec: int,
         check_prec: int) -> str:
     digest = hashlib.sha256()
-    header = {
+    header: dict[str, Any] = {
         "oracle_version": version,
         "op": op,
         "attributes": {k: _plain(v) for k, v in sorted((attributes or {}).items())},

@@ -570,9 +570,11 @@ def _min_nonzero(values) -> float:
 def _projection(X, W, bias_terms, ar) -> _Sum:
     """X·Wᵀ + biases for every direction, time step, batch entry and row: [D, S, B, rows]."""
     W_abs, X_abs = np.abs(W), np.abs(X)
-    a = np.einsum("sbi,dri->dsbr", X, W)
-    S = np.einsum("sbi,dri->dsbr", X_abs, W_abs)
-    m = np.einsum("sbi,dri->dsbr", (X != 0).astype(np.float64), (W != 0).astype(np.float64))
+    # X·Wᵀ per direction as matrix products (BLAS; einsum does not use it for this contraction)
+    a = np.stack([X @ W[d].T for d in range(W.shape[0])])
+    S = np.stack([X_abs @ W_abs[d].T for d in range(W.shape[0])])
+    Xnz, Wnz = (X != 0).astype(np.float64), (W != 0).astype(np.float64)
+    m = np.stack([Xnz @ Wnz[d].T for d in range(W.shape[0])])
     if ar.products_exact:
         Sx = 0.0
     elif ar.u_in:
@@ -794,7 +796,7 @@ def _bound(problem, choices: dict, ar: Arithmetic) -> tuple[dict, dict, dict | N
     for step in range(S):
         if full:
             t = np.where(reverse, S - 1 - step, step)
-            index = (di, t)
+            index: tuple[np.ndarray, ...] = (di, t)
         else:
             active = np.broadcast_to(step < lens, (len(walked), B))
             if not active.any():
@@ -825,6 +827,7 @@ def _bound(problem, choices: dict, ar: Arithmetic) -> tuple[dict, dict, dict | N
                 c, ec = c_new, ec_new
             out["Y"][t, dirs] = eh
             if nf is not None:
+                assert classes is not None  # made with nf, for an IEEE walk
                 th = th_new
                 if op == "LSTM":
                     tc = tc_new
@@ -838,8 +841,10 @@ def _bound(problem, choices: dict, ar: Arithmetic) -> tuple[dict, dict, dict | N
         where = (t[active], dirs[dgrid[active]], bgrid[active])
         out["Y"][where] = eh[active]
         if nf is not None:
+            assert classes is not None and th is not None  # made with nf, for an IEEE walk
             th = np.where(keep, th_new, th)
             if op == "LSTM":
+                assert tc is not None  # an LSTM's IEEE walk has its cell taint
                 tc = np.where(keep, tc_new, tc)
             classes["value"]["Y"][where] = h[active]
             classes["taint"]["Y"][where] = th[active]
@@ -847,6 +852,7 @@ def _bound(problem, choices: dict, ar: Arithmetic) -> tuple[dict, dict, dict | N
     if op == "LSTM":
         out["Y_c"][dirs] = ec
     if nf is not None:
+        assert classes is not None  # made with nf, for an IEEE walk
         classes["value"]["Y_h"][dirs], classes["taint"]["Y_h"][dirs] = h, th
         if op == "LSTM":
             classes["value"]["Y_c"][dirs], classes["taint"]["Y_c"][dirs] = c, tc

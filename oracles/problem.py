@@ -10,6 +10,7 @@ import difflib
 import math
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -368,21 +369,24 @@ def build_problem(op: str, attributes: dict, tensors: dict, profile: Profile,
         "initial_c": None if initial_c is None else np.asarray(initial_c, dtype=np.float64),
     }
     nonfinite = not all(np.isfinite(a).all() for a in floats.values() if a is not None)
+    # the exact values (nested lists of mpf); None throughout on the fast path, which reads only
+    # ``floats`` (so there Problem's list fields hold None)
+    values: dict[str, Any]
     if exact:
         with np.errstate(invalid="ignore") if nonfinite else nullcontext():  # NaN: a value like any
-            exact = {name: None if a is None else to_mpf_matrix(a) for name, a in floats.items()}
+            values = {name: None if a is None else to_mpf_matrix(a) for name, a in floats.items()}
     else:  # the float64 fast path (fast.py) reads ``floats`` only: no exact conversion
-        exact = dict.fromkeys(floats)
-    Bm = exact["B"] if exact["B"] is not None else []
+        values = dict.fromkeys(floats)
+    Bm = values["B"] if values["B"] is not None else []
     return Problem(
         op=op, info=info, hidden_size=H, direction=direction, num_directions=D, layout=layout,
         seq_length=S, batch_size=B, input_size=I, dtype=dtype,
         activations=activations, given_activations=given, shared_activations=shared,
         activation_alpha=alpha, activation_beta=beta, clip=clip,
         linear_before_reset=linear_before_reset, input_forget=input_forget,
-        X=exact["X"], W=exact["W"], R=exact["R"],
+        X=values["X"], W=values["W"], R=values["R"],
         Wb=[row[:G * H] for row in Bm], Rb=[row[G * H:] for row in Bm],
-        P=exact["P"], initial_h=exact["initial_h"], initial_c=exact["initial_c"],
+        P=values["P"], initial_h=values["initial_h"], initial_c=values["initial_c"],
         sequence_lens=sequence_lens, sequence_lens_given=lens is not None,
         peephole_output_nonzero=P is not None and bool(np.any(np.asarray(P)[:, H:2 * H] != 0)),
         nonfinite=nonfinite,

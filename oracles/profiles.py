@@ -4,7 +4,7 @@ A profile is a table of *points*: one per place where the oracle has to decide w
 means. Each point quotes the spec sentence it rests on and lists the *choices* (readings) the spec
 admits. One choice means the spec settles the point; several mean the oracle evaluates each and
 returns one reading per distinct result. ``ambiguous`` marks the points where the spec is silent or
-self-contradictory (SPECS.md, "Where the specs disagree or say nothing"): those are listed in
+self-contradictory (docs/disagreements.md): those are listed in
 ``OracleResult.ambiguities`` when they apply to a case.
 
 Adding a spec family, or changing what one says, is an edit to this table; the evaluator reads the
@@ -408,7 +408,7 @@ DIRECTML = Profile(
         "thresholded_relu_boundary": _settled(
             "thresholded_relu_boundary",
             "DML_ACTIVATION_THRESHOLDED_RELU_OPERATOR_DESC: x where x > Alpha, else 0 "
-            "(SPECS.md, disagreement 6).", GT),
+            "(docs/disagreements.md#thresholdedrelu-boundary).", GT),
         "sequence_lens": _ambiguous("sequence_lens", DIRECTML_SEQUENCE_LENGTHS,
                                     UNSPECIFIED_PAST_LENGTH),
         "activation_case": _settled(
@@ -466,7 +466,7 @@ WEBNN = Profile(
 PROFILES: dict[str, Profile] = {p.name: p for p in (ONNX, OPENVINO, DIRECTML, WEBNN)}
 
 #: the values each point's choices may take; the evaluator understands exactly these.
-ALLOWED_VALUES = {
+ALLOWED_VALUES: dict[str, set[str | bool]] = {
     "input_forget": {"f=1-i", "i=1-f"},
     "peephole_output": {"Ct", "Ct-1"},
     "clip_h": {True, False},
@@ -514,10 +514,12 @@ def _check(profile: Profile) -> None:
                 _require(choice.value in ALLOWED_VALUES[point_id],
                          f"{where} value {choice.value!r} not in {ALLOWED_VALUES[point_id]!r}")
             elif point_id == "sequence_lens":
+                assert isinstance(choice.value, dict), f"{where}: a sequence_lens value is a dict"
                 for key, allowed in SEQUENCE_LENS_POLICIES.items():
                     _require(choice.value.get(key) in allowed,
                              f"{where} {key}={choice.value.get(key)!r} not in {allowed!r}")
             elif point_id == "activation_defaults":
+                assert isinstance(choice.value, dict), f"{where}: an activation_defaults value is a dict"
                 _require(choice.value.get("missing") == "unspecified",
                          f"{where} missing={choice.value.get('missing')!r}")
             else:

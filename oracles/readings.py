@@ -102,8 +102,8 @@ def _expected(problem, output, reasons: dict, bound: np.ndarray, walk=None,
         axes = (2, 0, 1, 3) if len(output.shape) == 4 else (1, 0, 2)
         hi, lo, unspecified, bound, per_element = (np.ascontiguousarray(a.transpose(axes))
                                                    for a in (hi, lo, unspecified, bound, per_element))
-    codes = {r for r in output.reasons if r is not None}
-    return Expected(hi, lo, unspecified, {code: reasons[code] for code in sorted(codes)}, bound,
+    present = {r for r in output.reasons if r is not None}
+    return Expected(hi, lo, unspecified, {code: reasons[code] for code in sorted(present)}, bound,
                     codes=per_element)
 
 
@@ -182,6 +182,7 @@ def expected_outputs(problem, choices: dict, low, high, profile=None, check_prec
                    for out in problem.info.outputs}
     else:
         bounds, record, walk = precision.walk(problem, choices)
+        assert walk is not None  # a non-finite problem always has classes
         outputs = {out: _expected(problem, high.outputs[out], high.reasons, bounds[out],
                                   (walk["value"][out], walk["taint"][out]), _mismatch(low, high, out))
                    for out in problem.info.outputs}

@@ -89,4 +89,7 @@ class DeclaredBf16DroppedPeepholes(DeclaredBf16):
 
     name = "bf16-double-no-peepholes"
     description = "deliberately wrong test double: computes in declared bf16 and ignores P"
-    bug = "peepholes-ignored"
+    bug = "peepholes-ignored"  # a label (tests/wrong/bugs.py WrongPeepholesIgnored has the same bug)
+
+    def peepholes(self, peep):
+        return peep * False  # zeros (a NaN in P still gives NaN, as multiplying by 0 does)

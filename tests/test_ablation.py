@@ -3,7 +3,7 @@
 import json
 
 from conformance.run import read_results
-from tests.test_run_machinery import ROOT, conformance
+from tests.conftest import ROOT, conformance
 
 
 def test_ablation_names_clip_as_the_cause_for_a_runtime_that_ignores_clip(tmp_path):

@@ -19,12 +19,13 @@ from pathlib import Path
 
 import pytest
 
+from conformance.baseline import Baseline
 from conformance.case import load_file, load_paths
 from conformance.case.limits import DEFAULT_LIMITS, Limits
 from conformance.case.yamlio import load_yaml
-from conformance.gate import Baseline, Expectations, ExpectationsError, glob_to_regex
+from conformance.gate import Expectations, ExpectationsError, glob_to_regex
 from conformance.run import SelectError, compile_expression
-from tests.test_run_machinery import DATA, ROOT, conformance
+from tests.conftest import DATA, ROOT, conformance
 
 BAD = DATA / "bad"
 HEAD = "op: GRU\nclause: c\nattributes: {hidden_size: 2}\nshape: {seq_length: 2, batch_size: 1, input_size: 2}\n"

@@ -10,8 +10,7 @@ import pytest
 import yaml
 
 from conformance.case import SCHEMA, load_file, load_paths
-
-DATA = Path(__file__).parent / "data"
+from tests.conftest import DATA
 
 
 def test_syntax_error_reports_file_and_line_and_other_files_still_load(tmp_path):

@@ -18,18 +18,16 @@ from conformance.case.features import features
 from conformance.case.vocabulary import canonical_activation
 from conformance.compare import for_case, judge_outputs
 from conformance.runtimes.base import RuntimeRejected
-from conformance.runtimes.directml import (
-    DirectMLInterpreter,
-    OnnxRuntimeDirectML,
-    targets,
-)
+from conformance.runtimes.directml import targets
+from conformance.runtimes.directml.bridge import OnnxRuntimeDirectML
+from conformance.runtimes.directml.interpreter import DirectMLInterpreter
 from conformance.specs import SPECS, NotExpressible
 from conformance.specs.directml import calc_buffer_tensor_size, validate
 from conformance.specs.directml import vocabulary as v
 from conformance.specs.directml.validate import CONSTRAINTS
+from tests.conftest import ROOT
 from tests.known import ort_known_divergence
 
-ROOT = Path(__file__).parent.parent
 SPEC = SPECS["directml-fl1_0"]
 
 

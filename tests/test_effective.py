@@ -23,7 +23,7 @@ from conformance.run.workers import Pool
 from conformance.runtimes import plugin_targets
 from conformance.runtimes.effective import BY_NAME, PRECISIONS, config_label, narrower, parse, summary
 from conformance.selection import specs_by_format
-from tests.test_run_machinery import ROOT, conformance
+from tests.conftest import ROOT, conformance
 
 DOUBLES = "tests.precision_doubles"
 

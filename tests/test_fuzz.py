@@ -30,9 +30,9 @@ from hypothesis import HealthCheck, given, settings
 from conformance.case import load_paths
 from conformance.case.load import load_document
 from conformance.case.yamlio import load_yaml
+from conformance.fuzz.campaign import Campaign, CampaignConfig
 from conformance.fuzz.cli import parse_budget
 from conformance.fuzz.mutations import broken_constraints, expected_constraint
-from conformance.fuzz.property import Campaign, CampaignConfig
 from conformance.fuzz.reproducer import case_document, render
 from conformance.fuzz.signature import case_tokens
 from conformance.fuzz.strategies import Scope, invalid_cases, valid_cases
@@ -40,7 +40,7 @@ from conformance.gate import Expectations
 from conformance.run import read_results
 from conformance.runtimes import plugin_targets
 from conformance.specs import SPECS, NotExpressible
-from tests.test_run_machinery import conformance
+from tests.conftest import conformance
 
 STRATEGY_SETTINGS = settings(max_examples=80, deadline=None, database=None,
                              suppress_health_check=list(HealthCheck))
@@ -141,7 +141,7 @@ def test_a_finding_that_needs_fewer_features_supersedes_one_of_the_same_origin(t
     import dataclasses
     import time
 
-    from conformance.fuzz.property import Finding
+    from conformance.fuzz.finding import Finding
     from conformance.fuzz.signature import origin
     cases, _ = load_paths([Path(__file__).parent.parent / "cases" / "gru" / "basic.yaml"])
     with_b = next(c for c in cases if "B" in c.tensors and "initial_h" not in c.tensors)
@@ -274,3 +274,58 @@ def test_a_crash_is_a_finding_and_the_campaign_goes_on(tmp_path):
                            scope=scope, max_examples=40, expectations=Expectations.load([expect]))
     second = Campaign(quiet).run()
     assert second.written == [] and second.expected_by_target[target.id] >= 1
+
+
+# -- safe by default (issue 16) ------------------------------------------------------------------
+
+def test_the_quick_start_environment_has_what_the_fuzzer_needs_and_findings_stay_out_of_the_corpus():
+    import tomllib
+
+    from conformance.fuzz.cli import fuzz_command
+    root = Path(__file__).parent.parent
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(r.startswith("hypothesis") for r in extras["runtimes"]), "nox -s conformance installs .[runtimes]"
+    assert 'install(session, "runtimes")' in (root / "noxfile.py").read_text()
+    assert re.search(r"^hypothesis==", (root / "constraints.txt").read_text(), re.M)
+    defaults = {p.name: p.default for p in fuzz_command.params}
+    assert defaults["out_dir"] == Path("reports/fuzz") and "keep" in defaults
+    assert defaults["regressions"] == Path("cases/regressions")
+
+
+def test_keep_copies_a_finding_and_its_repro_names_the_copy(tmp_path, monkeypatch):
+    from conformance.fuzz.reproducer import keep
+    monkeypatch.chdir(tmp_path)
+    source = Path(__file__).parent.parent / "cases" / "regressions" / "gru-onnxruntime-fail-96698945.yaml"
+    out = tmp_path / "reports" / "fuzz"
+    out.mkdir(parents=True)
+    text = source.read_text().replace("cases/regressions/", "reports/fuzz/")
+    (out / source.name).write_text(text)
+    (copy,) = keep([out / source.name], tmp_path / "cases" / "regressions")
+    kept = copy.read_text()
+    assert "reports/fuzz/" not in kept and kept.count(f"conformance run cases/regressions/{source.name}") == 2
+    cases, errors = load_paths([copy])
+    assert not errors and len(cases) == 1
+
+
+def test_no_expectations_and_expectations_together_are_a_usage_error():
+    proc = conformance("fuzz", "--no-expectations", "--expectations", "expectations", "--budget", "5s", check=2)
+    assert "contradict" in proc.stderr
+
+
+def test_a_campaign_uses_expectations_by_default_writes_to_out_and_keeps_only_when_asked(tmp_path):
+    out, regressions = tmp_path / "out", tmp_path / "regressions"
+    args = ["fuzz", "--op", "GRU", "--spec", "onnx-22", "--jobs", "2", "--no-database", "--seed", "1", "-q",
+            "--runtime", "wrong-gate-order-gru", "--runtime-plugin", "tests.wrong:WrongGateOrderGRU",
+            "--regressions", regressions, "--budget", "25s"]
+    first = conformance(*args, "--out", out, "--no-shrink", check=1)
+    assert "expectations: expectations" in first.stdout     # ./expectations/, by default
+    written = sorted(p.name for p in out.glob("*.yaml"))
+    assert written and not regressions.exists(), first.stdout
+    assert "--keep" in first.stdout
+    kept = conformance(*args, "--out", tmp_path / "out2", "--seed", "2", "--keep", check=1)
+    copies = sorted(regressions.glob("*.yaml"))
+    assert copies and sorted(p.name for p in copies) == sorted(p.name for p in (tmp_path / "out2").glob("*.yaml"))
+    assert f"kept: {len(copies)} findings copied into {regressions}" in kept.stdout
+    # what cases/regressions/ holds is known: a third campaign writing elsewhere finds nothing new
+    again = conformance(*args, "--out", tmp_path / "out3", "--seed", "3", check=0)
+    assert "0 new findings" in again.stdout and not list((tmp_path / "out3").glob("*.yaml"))

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from conformance.case import load_paths
-from conformance.case.features import broken_constraints, features
-from conformance.fuzz.property import Campaign, CampaignConfig, Examiner, Finding
+from conformance.case.constraints import broken_constraints
+from conformance.case.features import features
+from conformance.fuzz.campaign import Campaign, CampaignConfig
+from conformance.fuzz.examiner import Examiner
+from conformance.fuzz.finding import Finding
 from conformance.fuzz.reduce import reduce_case
 from conformance.fuzz.reproducer import FindingIndex, Known
 from conformance.fuzz.signature import cause, origin, signature
@@ -22,9 +24,7 @@ from conformance.fuzz.strategies import with_id
 from conformance.gate import Expectations, ExpectationsError, classify
 from conformance.run import Pool, read_results
 from conformance.runtimes import plugin_targets
-from tests.test_run_machinery import conformance
-
-ROOT = Path(__file__).parent.parent
+from tests.conftest import ROOT, conformance
 
 
 def _case(path: str, id_part: str):

@@ -6,9 +6,10 @@ import textwrap
 
 import pytest
 
-from conformance.gate import Baseline, Expectations, ExpectationsError, classify, glob_to_regex, target_key
+from conformance.baseline import Baseline, target_key
+from conformance.gate import Expectations, ExpectationsError, classify, glob_to_regex
 from conformance.run import read_results
-from tests.test_run_machinery import DATA, conformance
+from tests.conftest import DATA, conformance
 
 WRONG = ["--runtime", "wrong-gru-gate-order", "--runtime-plugin", "tests.plugins:WrongGateOrderGRU"]
 
@@ -207,3 +208,39 @@ def test_a_baseline_from_another_precision_is_not_compared_silently(tmp_path):
     assert ("the baseline has bf16-double-test-double/CPU@onnx-14 where this run has "
             "bf16-double-test-double/CPU/precision=default→bf16@onnx-14") in proc.stdout
     assert proc.returncode == 1  # the bf16 failures are not excused by the f32 machine's passes
+
+
+def test_every_shipped_entry_names_its_upstream_issue_or_says_none_was_found():
+    """issue 16: expectations link to upstream issues where one exists, and say so where none does."""
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    from conformance.gate_schema import UPSTREAM_PATTERN
+    folder = Path(__file__).parent.parent / "expectations"
+    missing, source_links = [], []
+    for path in sorted(folder.glob("*.yaml")):
+        for i, entry in enumerate(yaml.safe_load(path.read_text())["entries"]):
+            upstream = entry.get("upstream", "")
+            if not re.match(UPSTREAM_PATTERN, upstream):
+                missing.append(f"{path.name} entry {i}: {upstream!r}")
+            elif upstream.startswith("https://") and "/tree/" in entry.get("link", ""):
+                source_links.append(f"{path.name} entry {i}")
+    assert not missing and not source_links, (missing, source_links)
+    links = {e.link for e in Expectations.load([folder]).entries}
+    assert "https://github.com/openvinotoolkit/openvino/issues/37820" in links   # layout=1, the issue's example
+
+
+@pytest.mark.parametrize("upstream", ["see the tracker", "none found", "none found (searched last week)",
+                                      "https://github.com/onnx/onnx/tree/main/onnx/reference/ops"])
+def test_an_upstream_that_is_neither_an_issue_nor_a_dated_none_is_an_error_with_its_line(tmp_path, upstream):
+    path = tmp_path / "bad.yaml"
+    path.write_text(f'entries:\n- features: [clip]\n  kind: known-bug\n  reason: r\n  upstream: "{upstream}"\n')
+    with pytest.raises(ExpectationsError, match="upstream") as info:
+        Expectations.load([path])
+    assert f"{path}:" in str(info.value)
+    path.write_text("entries:\n- features: [clip]\n  kind: known-bug\n  reason: r\n"
+                    "  upstream: https://github.com/onnx/onnx/issues/1 (a note)\n")
+    (entry,) = Expectations.load([path]).entries
+    assert entry.link == "https://github.com/onnx/onnx/issues/1"   # the report's link, where no link is given

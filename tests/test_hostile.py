@@ -20,8 +20,8 @@ import pytest
 
 from conformance.run import read_results
 from conformance.run.files import Busy, OutLock, write_atomic
+from tests.conftest import DATA, ROOT, conformance
 from tests.hostile import KINDS, MARKER_ENV
-from tests.test_run_machinery import DATA, ROOT, conformance
 
 pytestmark = pytest.mark.slow
 
@@ -288,3 +288,30 @@ def test_a_report_rebuilt_beside_a_torn_clusters_file_warns_and_goes_on(tmp_path
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "clusters.json: cannot read JSON" in proc.stderr and "goes on without it" in proc.stderr
     assert (out / "index.html").stat().st_size > 0
+
+
+def test_a_plugins_native_stderr_goes_with_its_verdict_and_target_never_to_the_terminal(tmp_path):
+    """issue 16: a plugin whose C code writes red log lines to fd 2 on import, build and every run."""
+    imported, built, ran = "NATIVE-IMPORT-MARKER", "NATIVE-BUILD-MARKER", "NATIVE-RUN-MARKER"  # tests/native_chatter.py
+    out = tmp_path / "out"
+    # --artifacts full: a passing pair's record keeps its detail, runtime_output included
+    proc = conformance("run", DATA / "cases", *CASE, "--runtime-plugin", "tests.native_chatter:NativeChatter",
+                       "--runtime", "native-chatter", "--out", out, "--no-ablation", "--artifacts", "full", check=0)
+    for marker in (imported, built, ran):
+        assert marker not in proc.stdout + proc.stderr, marker
+    assert "\x1b[1;31m" not in proc.stdout + proc.stderr
+    (rec,) = read_results(out / "results.jsonl")
+    # the tail of the 50 lines (serve.OUTPUT_KEPT characters) goes with the verdict
+    assert rec["verdict"] == "pass" and rec["runtime_output"].count(ran) >= 40
+    (target,) = json.loads((out / "run.json").read_text())["targets"]
+    assert imported in target["load_output"] and built in target["load_output"]
+
+
+def test_a_plugin_that_fails_to_load_says_what_it_printed(tmp_path):
+    (tmp_path / "loud_broken.py").write_text("import os\nos.write(2, b'libfoo.so: cannot open shared object')\n"
+                                             "raise ImportError('no libfoo')\n")
+    proc = subprocess.run([sys.executable, "-m", "conformance", "run", str(DATA / "cases"), "--runtime-plugin",
+                           "loud_broken:X", "--out", str(tmp_path / "out"), "-q"], cwd=tmp_path, capture_output=True,
+                          text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "ImportError: no libfoo" in proc.stderr and "it printed: 'libfoo.so: cannot open" in proc.stderr

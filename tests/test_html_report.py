@@ -11,10 +11,10 @@ import base64
 import contextlib
 import json
 import os
+import re
 import select
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
@@ -29,9 +29,8 @@ from conformance.report.merge import load
 from conformance.report.svg import error_plot
 from conformance.report.view import family_of, matrix_params, slug
 from conformance.run import read_results
+from tests.conftest import DATA, ROOT, conformance
 
-ROOT = Path(__file__).parent.parent
-DATA = Path(__file__).parent / "data"
 SHOTS = ROOT / "reports" / "screenshots"
 INSTALL = "apt-get update && apt-get install -y chromium"
 XSS = "<script>alert(1)</script><b>x</b>"
@@ -162,15 +161,6 @@ class Chromium:
 
 # ------------------------------------------------------------------------------------ the report
 
-def conformance(*args, check=None):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "conformance", *map(str, args)], cwd=ROOT, capture_output=True,
-                          text=True, env=env, timeout=600, check=False)
-    if check is not None:
-        assert proc.returncode == check, proc.stdout + proc.stderr
-    return proc
-
-
 CASES = {
     "gru/small.yaml": (DATA / "cases" / "gru" / "small.yaml").read_text(),
     "lstm/tiny.yaml": """\
@@ -248,9 +238,23 @@ def test_the_run_writes_every_output(built):
         assert (rep / name).is_file(), name
     failing = {r["case"] for r in built["records"] if r["verdict"] == "fail"}
     assert failing == {"gru/small[direction=forward]", "gru/small[direction=reverse]", "gru/escaping"}
+    new = {r["case"] for r in built["records"] if r.get("gate") == "new"}
+    assert new == {"gru/small[direction=forward]", "gru/escaping"}
     pages = sorted(p.name for p in (rep / "cases").glob("*.html"))
-    assert pages == sorted(f"{slug(c)}.html" for c in failing)  # one page per failing case, none else
+    # by default (--artifacts failing) a page per case with a divergence the gate does not excuse
+    assert pages == sorted(f"{slug(c)}.html" for c in new)
     assert (built["out"] / "clusters.json").is_file()
+    # results.jsonl: every pair of those cases in full, the others as summaries the gate can read
+    for r in built["records"]:
+        assert r.get("pair_digest") and r.get("verdict") and "features" in r, r
+        if r["case"] in new:
+            assert "detail" not in r and ("worst_elements" in r or r["verdict"] != "pass"), r["case"]
+        else:
+            assert r["detail"] == "summary" and "worst_elements" not in r and "error_by_step" not in r
+    known = next(r for r in built["records"] if r["gate"] == "expected")
+    assert known["message"] and known["repro"] and known["expected"]["where"].endswith("expected.yaml:3")
+    programs = sorted(p.name for p in (built["out"] / "programs").iterdir())
+    assert len(programs) == 2 and all(p.startswith(("gru_small_direction=forward", "gru_escaping")) for p in programs)
 
 
 def test_matrix_cells_and_colours(built, browser):
@@ -278,10 +282,12 @@ def test_matrix_cells_and_colours(built, browser):
         assert "×" in text                           # the worst error ratio
         assert "v-pass" in by_row["tiny"][i][0]      # the wrong GRU runs LSTM right
         assert "has-new" in by_row["escaping"][i][0]
-    # the gate: new divergences listed, the expected one with its reason
+    # the gate: new divergences listed (folded), the expected one with its reason and file:line
     gate = browser.js("document.getElementById('gate').innerText")
-    assert "new divergences" in gate and "the test double swaps the z and r gates" in gate
+    assert "new divergences" in gate
     assert browser.js("document.querySelectorAll('#gate tr.gate-new').length") == 4
+    known = browser.js("document.getElementById('known').textContent")
+    assert "the test double swaps the z and r gates" in known and "expected.yaml:3" in known
     # clusters from the ablation step, each naming its cause
     assert browser.js("document.querySelectorAll('#clusters .cluster').length") >= 1
     assert "whenever" in browser.js("document.getElementById('clusters').innerText") or \
@@ -500,3 +506,231 @@ def test_a_bare_record_still_renders(tmp_path):
     assert "verdict-from-the-future" in (tmp_path / "cases" / f"{slug('rnn/odd[x=1]')}.html").read_text()
     junit = to_xml(bare).getroot()
     assert junit.get("errors") == "2"
+
+
+# ------------------------------------------------- what is new, by cause (issue 16): the top first
+
+def test_what_is_new_comes_first_and_names_the_cause(built, browser):
+    """The first screen: the new divergences by cause, each with its runtime, the targets folded
+    into one line, the case count, the worst error and a repro; the known ones folded below."""
+    clusters = json.loads((built["out"] / "clusters.json").read_text())
+    mine = [c for c in clusters if c["runtime"] == WRONG]
+    browser.open(url(built["report"] / "index.html"))
+    assert browser.js("document.querySelector('main section').id") == "new"
+    first = browser.js("""(() => { const c = document.querySelector('#new .cause');
+        const r = c.getBoundingClientRect();
+        return {cls: c.className, text: c.innerText, top: r.top, bottom: r.bottom, h: innerHeight,
+                sentence: c.querySelector('.sentence').textContent}; })()""")
+    assert "status-new" in first["cls"] and first["bottom"] < first["h"], first      # on the first screen
+    assert first["sentence"] in {c["cause"] for c in mine}
+    assert WRONG in first["text"] and "onnx-14, onnx-22" in first["text"]          # two specs, one line
+    assert "NEW" in first["text"].upper() and "the tolerance" in first["text"]
+    repro = browser.js("document.querySelector('#new .cause code').textContent")
+    assert repro.startswith("conformance run ") and WRONG in repro
+    # new before anything known; the known causes folded, with the expectation's file:line
+    order = browser.js("[...document.querySelectorAll('#new .cause, #new #known')].map(e => e.id || e.className)")
+    assert order[-1] == "known" and all("status-new" in o for o in order[:-1])
+    assert browser.js("document.getElementById('known').open") is False
+    row = browser.js("document.querySelector('#known tr.cause-row').textContent")
+    assert "expected" in row and "expected.yaml:3" in row and WRONG in row
+    assert not browser.script_errors()
+    browser.screenshot(SHOTS / "new.png", max_height=1000)
+    # the spec differences have their own page, with the same filters
+    browser.open(url(built["report"] / "differences.html", "#op=GRU"))
+    assert browser.js("document.getElementById('f-op').value") == "GRU"
+    assert browser.js("document.getElementById('differences') !== null") and not browser.script_errors()
+
+
+def test_clusters_are_one_per_cause_and_runtime_and_marked(built, browser):
+    clusters = json.loads((built["out"] / "clusters.json").read_text())
+    keys = [(c["runtime"], c["verdict"], c["cause"]) for c in clusters]
+    assert len(keys) == len(set(keys))
+    wrong = [c for c in clusters if c["runtime"] == WRONG]
+    # the gate-order bug shows on both spec versions: one cluster listing both targets
+    assert any(len(c["targets"]) == 2 and {t.rsplit("@", 1)[1] for t in c["targets"]} == {"onnx-14", "onnx-22"}
+               for c in wrong), wrong
+    browser.open(url(built["report"] / "index.html"))
+    shown = browser.js("""[...document.querySelectorAll('#clusters .cluster')].map(c => [c.dataset.status,
+        c.querySelector('.targets').textContent, c.querySelector('.mark') ? c.querySelector('.mark').textContent : ''])""")
+    assert len(shown) == len(clusters)
+    assert shown[0][0] == "new" and shown[0][2] == "new" and "onnx-14, onnx-22" in shown[0][1]
+
+
+def _cfg_record(case, runtime, version, config, spec, verdict="pass", **extra):
+    target = f"{runtime}-{version}/CPU{'' if config == 'default' else '/' + config}@{spec}"
+    return dict(record(case=case, target=target, verdict=verdict), runtime=runtime, runtime_version=version,
+                runtime_family=runtime, config=config, spec=spec, spec_family="onnx", **extra)
+
+
+def test_matrix_puts_configurations_side_by_side(tmp_path, browser):
+    recs = []
+    for spec in ("onnx-14", "onnx-22"):
+        recs.append(_cfg_record("gru/x[a=1]", "onnxruntime", "1.0", "default", spec))
+        for config in ("precision=pinned", "default"):
+            recs.append(_cfg_record("gru/x[a=1]", "openvino", "2.0", config, spec,
+                                    verdict="fail" if config == "default" else "pass", ratio=3.0))
+    index = render(recs, {"suite": "t"}, tmp_path, clusters=None)
+    browser.open(url(index))
+    heads = browser.js("[...document.querySelectorAll('#matrix thead th.spec')].map(t => [t.dataset.target, t.innerText])")
+    ids = [h[0] for h in heads]
+    assert ids == ["onnxruntime-1.0/CPU@onnx-14", "onnxruntime-1.0/CPU@onnx-22",
+                   "openvino-2.0/CPU@onnx-14", "openvino-2.0/CPU/precision=pinned@onnx-14",
+                   "openvino-2.0/CPU@onnx-22", "openvino-2.0/CPU/precision=pinned@onnx-22"]
+    assert heads[2][1].split() == ["configuration", "default"] and heads[3][1].split() == ["configuration", "precision=pinned"]
+    groups = browser.js("""[...document.querySelectorAll('#matrix thead th.setup')].map(t => [t.textContent.trim(),
+        t.colSpan, t.classList.contains('by-config')])""")
+    assert groups == [["CPU", 2, False], ["CPU · onnx-14", 2, True], ["CPU · onnx-22", 2, True]]
+    # the spec filter keeps both configurations of that spec
+    browser.open(url(index, "#spec=onnx-22"))
+    shown = browser.js("[...document.querySelectorAll('#matrix thead th.spec')].filter(t => !t.hidden).map(t => t.dataset.target)")
+    assert shown == ["onnxruntime-1.0/CPU@onnx-22", "openvino-2.0/CPU@onnx-22", "openvino-2.0/CPU/precision=pinned@onnx-22"]
+    assert not browser.script_errors()
+
+
+def test_expected_and_fixed_clusters_are_marked_with_the_file_and_line(tmp_path, browser):
+    entry = {"kind": "known-bug", "reason": "drops clip", "link": "", "where": "expectations/x.yaml:7"}
+    recs = [record(case=f"gru/c[clip={i}]", target=t, gate="expected", expected=entry, features=["clip"])
+            for i in range(3) for t in ("rt-1/CPU@onnx-14", "rt-1/CPU@onnx-22")]
+    recs += [record(case="gru/d", target="rt-1/CPU@onnx-14", gate="new", features=["P"])]
+    recs += [record(case="gru/e", target="rt-1/CPU@onnx-14", verdict="pass", gate="fixed",
+                    expected=dict(entry, where="expectations/x.yaml:12", reason="was wrong"))]
+    clusters = [{"id": "c1", "runtime": "rt", "verdict": "fail", "cause": "fails whenever clip is set", "features": ["clip"],
+                 "targets": ["rt-1/CPU@onnx-14", "rt-1/CPU@onnx-22"], "target": "rt-1/CPU@onnx-14",
+                 "cases": [f"gru/c[clip={i}]" for i in range(3)],
+                 "cases_by_target": {t: [f"gru/c[clip={i}]" for i in range(3)] for t in ("rt-1/CPU@onnx-14", "rt-1/CPU@onnx-22")}},
+                {"id": "c2", "runtime": "rt", "verdict": "fail", "cause": "fails whenever peepholes are non-zero",
+                 "features": ["P"], "target": "rt-1/CPU@onnx-14", "cases": ["gru/d"]}]   # a one-target cluster, as before
+    index = render(recs, {"suite": "t"}, tmp_path, clusters=clusters)
+    browser.open(url(index))
+    marks = browser.js("""[...document.querySelectorAll('#clusters .cluster')].map(c => [c.dataset.status, c.innerText])""")
+    assert [m[0] for m in marks] == ["new", "expected"]
+    assert "expectations/x.yaml:7" in marks[1][1] and "onnx-14, onnx-22" in marks[1][1]
+    causes = browser.js("[...document.querySelectorAll('#new .cause')].map(c => c.className + ' ' + c.innerText)")
+    assert len(causes) == 2 and "status-new" in causes[0] and "peepholes" in causes[0]
+    assert "status-fixed" in causes[1] and "expectations/x.yaml:12" in causes[1]
+    md = summary(recs, {"suite": "t"}, clusters=clusters)
+    top = md.split("## What is new, and why", 1)[1]
+    assert top.index("peepholes") < top.index("FIXED") < top.index("clip is set")
+    assert "**expected**" in md and "expectations/x.yaml:7" in md
+
+
+def test_long_tables_are_paginated(tmp_path, browser):
+    recs = [record(case=f"gru/n[i={i:03d}]", gate="new") for i in range(120)]
+    index = render(recs, {"suite": "t"}, tmp_path, clusters=None)
+    assert len(index.read_text()) < 400_000
+    browser.open(url(index))
+    browser.js("document.getElementById('gate-new').open = true")
+    visible = "[...document.querySelectorAll('#gate-new tr.gate-new')].filter(r => !r.hidden).map(r => r.textContent)"
+    rows = browser.js(visible)
+    assert len(rows) == 50 and "i=000" in rows[0]
+    assert "1–50 of 120" in browser.js("document.querySelector('#gate-new .pager').textContent")
+    browser.js("[...document.querySelectorAll('#gate-new .pager button')].find(b => b.textContent.startsWith('next')).click()")
+    rows = browser.js(visible)
+    assert len(rows) == 50 and "i=050" in rows[0]
+    # a filter applies to every page: 11 rows match, one page
+    browser.open(url(index, "#q=i%3D1"))
+    browser.js("document.getElementById('gate-new').open = true")
+    matched = browser.js(visible)
+    assert matched and all("i=1" in r for r in matched) and len(matched) <= 50
+    assert browser.js("document.querySelector('#gate-new .pager').hidden") is True
+    assert not browser.script_errors()
+
+
+# ------------------------------------------------------------------------------------ the terminal
+
+def _console(width=80, terminal=False):
+    import io
+
+    from rich.console import Console
+    buf = io.StringIO()
+    return Console(file=buf, width=width, force_terminal=terminal, color_system=None), buf
+
+
+def _terminal_records():
+    verdicts = ("pass", "fail", "rejected", "accepted-invalid", "crash", "timeout", "not-expressible", "unspecified")
+    recs = [record(case=f"gru/v[{v}]", target=f"a-very-long-runtime-name-1.2.3/CPU/precision=default→bf16@onnx-{s}",
+                   verdict=v, gate="new" if v not in ("pass", "not-expressible", "unspecified") else "ok")
+            for v in verdicts for s in (7, 14, 22)]
+    entry = {"kind": "known-bug", "reason": "known", "link": "", "where": "e.yaml:3"}
+    recs += [record(case=f"lstm/k[{i}]", target="b-1/CPU@onnx-14", gate="expected", expected=entry) for i in range(30)]
+    return recs
+
+
+def test_terminal_tables_never_cut_columns_in_a_log():
+    from conformance.report.terminal import summary as terminal_summary
+    console, buf = _console(width=80, terminal=False)
+    terminal_summary(console, _terminal_records(), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, clusters=None)
+    out = buf.getvalue()
+    assert "…" not in out
+    line = next(x for x in out.splitlines() if "onnx-14:" in x and "a-very-long" in x)
+    for v in ("fail", "rejected", "accepted-invalid", "crash", "timeout", "not-expressible", "unspecified", "pass"):
+        assert f"1 {v}" in line, line
+    # the end of the log: the new causes, then one line for the known ones, then the totals
+    tail = out.strip().splitlines()[-20:]
+    assert any(x.startswith("NEW a-very-long-runtime-name") and "crashes in gru/v" in x for x in tail)
+    known = next(i for i, x in enumerate(tail) if "known divergent pairs in 1 causes" in x)
+    assert all(i < known for i, x in enumerate(tail) if x.startswith("NEW "))
+    # a wide terminal gets the table
+    console, buf = _console(width=250, terminal=True)
+    terminal_summary(console, _terminal_records(), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, clusters=None)
+    assert "verdicts per target" in buf.getvalue() and "┃" in buf.getvalue()
+
+
+def test_terminal_quiet_and_verbose():
+    from conformance.report.terminal import summary as terminal_summary
+    console, buf = _console(terminal=False)
+    terminal_summary(console, _terminal_records(), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, verbosity=-1)
+    quiet = buf.getvalue()
+    assert "verdicts per target" not in quiet and "new failing verdicts in" in quiet and "repro:" in quiet
+    assert "fail message" not in quiet                                   # no per-pair messages
+    console, buf = _console(terminal=False)
+    terminal_summary(console, _terminal_records(), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, verbosity=1)
+    verbose = buf.getvalue()
+    assert "one by one" in verbose and "fail message" in verbose and "EXPECTED b" in verbose
+    assert len(verbose.splitlines()) > len(quiet.splitlines())
+
+
+# ----------------------------------------------------------------------------- artifacts for CI
+
+def test_trimmed_results_still_resume_gate_baseline_and_report(tmp_path):
+    from conformance.baseline import Baseline
+    from conformance.gate import classify
+    from conformance.report.artifacts import finish
+    from conformance.run.results import ResultStore
+    entry = {"kind": "known-bug", "reason": "known", "link": "", "where": "e.yaml:3"}
+    full = {"worst_elements": {"Y": [{"index": [0], "ratio": 9.0}]}, "error_by_step": {"Y": [1.0]},
+            "oracle": {"digits": 30}, "effective": {"precision": "f32"}, "features": ["clip"], "pair_digest": "d"}
+    recs = [record(case="gru/new", gate="new", case_digest="aaaaaaaa1", **full),
+            record(case="gru/new", target="rt-2/CPU@onnx-14", verdict="pass", gate="ok", case_digest="aaaaaaaa1", **full),
+            record(case="gru/known", gate="expected", expected=entry, case_digest="bbbbbbbb1", ratio=5.0,
+                   worst={"ratio": 5.0}, **full),
+            record(case="gru/ok", verdict="pass", gate="ok", case_digest="cccccccc1", **full)]
+    for r in recs:
+        folder = tmp_path / "programs" / re.sub(r"[^A-Za-z0-9_.=-]+", "_", f"{r['case']}-{r['case_digest'][:8]}")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "onnx-14.onnx").write_bytes(b"x")
+    (tmp_path / "ablation" / "programs").mkdir(parents=True)
+    finish(tmp_path, recs, "failing")
+    lines = read_results(tmp_path / "results.jsonl")
+    by_case = {(r["case"], r["target"]): r for r in lines}
+    assert "worst_elements" in by_case[("gru/new", "rt-1/CPU@onnx-14")]
+    assert "worst_elements" in by_case[("gru/new", "rt-2/CPU@onnx-14")]       # its page compares every target
+    known, ok = by_case[("gru/known", "rt-1/CPU@onnx-14")], by_case[("gru/ok", "rt-1/CPU@onnx-14")]
+    assert known["detail"] == ok["detail"] == "summary" and "worst_elements" not in known
+    assert known["message"] and known["repro"] and known["ratio"] == 5.0 and "worst" not in known
+    assert "message" not in ok and ok["features"] == ["clip"] and ok["effective"] == {"precision": "f32"}
+    assert sorted(p.name[:7] for p in (tmp_path / "programs").iterdir()) == ["gru_new"]
+    assert not (tmp_path / "ablation").exists()
+    store = ResultStore(tmp_path)            # resume: every pair is done under its digest
+    assert all(store.is_done(r["case"], r["target"], "d") for r in recs)
+    store.close()
+    base = Baseline.load(tmp_path / "results.jsonl")
+    assert not base.regressed(dict(recs[2])) and base.regressed(dict(recs[3], verdict="fail"))
+    assert classify(ok, None, base)["gate"] == "ok"
+    index = render(lines, {"suite": "t"}, tmp_path / "report", clusters=None)
+    assert "gru/known" in index.read_text()
+    assert [p.name[:7] for p in (tmp_path / "report" / "cases").glob("*.html")] == ["gru_new"]
+    md = summary(lines, {"suite": "t"}, clusters=None)
+    assert "gru/known" not in md.split("<details>")[0] and "**NEW**" in md
+    finish(tmp_path, lines, "full")          # full: nothing is touched
+    assert read_results(tmp_path / "results.jsonl") == lines

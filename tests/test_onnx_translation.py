@@ -1,7 +1,6 @@
 """The ONNX translator: every valid corpus case passes onnx.checker at each version that can
 express it; what a version cannot express is not-expressible with the reason."""
 
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -9,8 +8,7 @@ import pytest
 
 from conformance.case import load_file, load_paths
 from conformance.specs import SPECS, NotExpressible
-
-ROOT = Path(__file__).parent.parent
+from tests.conftest import ROOT
 
 
 @pytest.fixture(scope="module")

@@ -25,8 +25,10 @@ from conformance.runtimes.base import RuntimeRejected
 from conformance.runtimes.openvino_ir import OpenVINOIR, targets
 from conformance.specs import SPECS, NotExpressible
 from conformance.specs import openvino as ovspec
+from conformance.specs.openvino import inputs as ovinputs
+from conformance.specs.openvino import vocabulary as ovvocab
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).parent.parent
 #: accepted distance between two float32 implementations of the same op on the corpus' small cases
 AGREEMENT = 1e-4
 #: a deliberately wrong translation must miss by far more than that
@@ -207,7 +209,7 @@ def test_the_xml_carries_every_attribute(corpus, tmp_path, spec, case_id):
         assert data["linear_before_reset"] == "true"
     if kind == "LSTMCell" and version == "opset1":
         assert (data["input_forget"], data["weights_format"]) == ("true", "fico")
-    assert all(a in ovspec.ACTIVATIONS for a in data["activations"].split(", "))
+    assert all(a in ovvocab.ACTIVATIONS for a in data["activations"].split(", "))
 
 
 def test_clip_alpha_and_beta_are_written_at_float32(tmp_path):
@@ -298,7 +300,7 @@ def test_lstm_gates_left_in_onnx_order_are_caught(corpus, runtime, tmp_path, mon
     _, right = run_ir(case, "openvino-opset5", tmp_path / "right", runtime)
     reference = run_onnxruntime(case)
     assert distance(right, reference) <= AGREEMENT
-    monkeypatch.setattr(ovspec, "reorder_lstm_gates", lambda arr, axis: arr)
+    monkeypatch.setattr(ovinputs, "reorder_lstm_gates", lambda arr, axis: arr)
     _, wrong = run_ir(case, "openvino-opset5", tmp_path / "wrong", runtime)
     assert distance(wrong, reference) > CAUGHT
 
@@ -314,16 +316,16 @@ def test_a_bias_not_folded_is_caught(corpus, runtime, tmp_path, monkeypatch, cas
     reference = run_onnxruntime(case)
     _, right = run_ir(case, "openvino-opset5", tmp_path / "right", runtime)
     assert distance(right, reference) <= AGREEMENT
-    fold = ovspec.fold_bias
+    fold = ovinputs.fold_bias
 
     def wb_only(bias, case, notes):  # Wb where Wb + Rb belongs (Rbh kept for linear_before_reset)
         folded = fold(bias, case, notes)
-        g, h = ovspec.GATES[case.op], bias.shape[-1] // (2 * ovspec.GATES[case.op])
-        folded[..., :g * h if not ovspec._linear_before_reset(case) else 2 * h] = \
-            bias[..., :g * h if not ovspec._linear_before_reset(case) else 2 * h]
+        g, h = ovinputs.GATES[case.op], bias.shape[-1] // (2 * ovinputs.GATES[case.op])
+        folded[..., :g * h if not ovinputs._linear_before_reset(case) else 2 * h] = \
+            bias[..., :g * h if not ovinputs._linear_before_reset(case) else 2 * h]
         return folded
 
-    monkeypatch.setattr(ovspec, "fold_bias", wb_only)
+    monkeypatch.setattr(ovinputs, "fold_bias", wb_only)
     _, wrong = run_ir(case, "openvino-opset5", tmp_path / "wrong", runtime)
     assert distance(wrong, reference) > CAUGHT
 
@@ -405,7 +407,7 @@ def test_bias_fold_is_the_correctly_rounded_sum_and_says_so(tmp_path):
                  "shape: {seq_length: 1, batch_size: 1, input_size: 1}\n"
                  "inputs: {B: [[1.0, 0.5, 1.0e-8, 0.25]]}\n")
     notes = []
-    folded = ovspec.fold_bias(case.tensors["B"], case, notes)
+    folded = ovinputs.fold_bias(case.tensors["B"], case, notes)
     exact = case.tensors["B"][:, :2].astype(np.float64) + case.tensors["B"][:, 2:].astype(np.float64)
     assert folded.dtype == np.float32
     assert folded.tolist() == exact.astype(np.float32).tolist()
@@ -416,7 +418,7 @@ def test_bfloat16_rounds_once():
     import ml_dtypes
     # 1 + 2^-8 + 2^-30: through float32 it lands on the bfloat16 tie 1 + 2^-8 and rounds to 1.0
     x = np.array([1 + 2 ** -8 + 2 ** -30, -(1 + 2 ** -8 + 2 ** -30), 1 + 2 ** -8, 3.0])
-    got = ovspec.round_once(x, np.dtype(ml_dtypes.bfloat16)).astype(np.float64).tolist()
+    got = ovinputs.round_once(x, np.dtype(ml_dtypes.bfloat16)).astype(np.float64).tolist()
     assert got == [1 + 2 ** -7, -(1 + 2 ** -7), 1.0, 3.0]
 
 
@@ -537,7 +539,7 @@ def test_an_op_openvino_refuses_to_build_is_a_refusal_at_run_time(corpus, runtim
 def test_the_engine_runs_the_ir_and_passes_a_refusal_of_an_invalid_case(tmp_path):
     """The whole path: translated, written, pickled to a worker, read back from the files there."""
     from conformance.run import read_results
-    from tests.test_run_machinery import conformance
+    from tests.conftest import conformance
     out = tmp_path / "out"
     # the shipped expectations accept a default configuration within the narrower precision it
     # declares (bf16 on AVX512-BF16/AMX CPUs), so the run is green on every machine

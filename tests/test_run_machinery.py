@@ -10,20 +10,7 @@ import time
 from pathlib import Path
 
 from conformance.run import read_results
-
-ROOT = Path(__file__).parent.parent
-DATA = Path(__file__).parent / "data"
-
-
-def conformance(*args, env=None, check=None):
-    """Run the real CLI in a subprocess, as a user would."""
-    full_env = dict(os.environ, PYTHONPATH=str(ROOT))
-    full_env.update(env or {})
-    proc = subprocess.run([sys.executable, "-m", "conformance", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, env=full_env, timeout=600)
-    if check is not None:
-        assert proc.returncode == check, proc.stdout + proc.stderr
-    return proc
+from tests.conftest import DATA, ROOT, conformance
 
 
 def verdicts(out: Path) -> dict:

@@ -9,7 +9,7 @@ import pytest
 
 import oracles
 from conformance.run import read_results
-from tests.test_run_machinery import conformance
+from tests.conftest import conformance
 
 pytestmark = pytest.mark.slow
 

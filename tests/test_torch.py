@@ -20,10 +20,10 @@ from conformance.runtimes import torch as torch_runtime
 from conformance.runtimes.onnxruntime import OnnxRuntime
 from conformance.specs import SPECS, NotExpressible
 from conformance.specs import torch as torch_spec
+from tests.conftest import ROOT
 
 torch = pytest.importorskip("torch")
 
-ROOT = Path(__file__).parent.parent
 
 #: float32 agreement of two runtimes on the corpus' small cases (S <= 6, |inputs| <= 1, H <= 8):
 #: about 100 float32 ulps at 1; a gate-order or bias-packing mistake moves outputs by > 1e-2
@@ -79,7 +79,7 @@ def run_torch(case, runtime, folder: Path) -> tuple:
 def run_onnx(case, runtime) -> dict:
     """onnxruntime on the ONNX-14 translation of the case's twin: the same canonical tensors and
     outputs, in layout 0 (onnxruntime's CPU kernels refuse layout 1) and with the activations' canonical
-    spelling (onnxruntime matches names case-sensitively; SPECS.md point 9)."""
+    spelling (onnxruntime matches names case-sensitively; docs/disagreements.md#activation-name-case)."""
     attributes = {k: v for k, v in case.attributes.items() if k != "layout"}
     if "activations" in attributes:
         attributes["activations"] = [canonical_activation(a) for a in attributes["activations"]]

@@ -15,11 +15,7 @@ fail here (strict xfail) until the derived bound catches it.
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
-import sys
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,13 +25,13 @@ from conformance.case.features import features
 from conformance.run import read_results
 from conformance.run.select import compile_expression
 from conformance.specs import SPECS
+from tests.conftest import ROOT, conformance
 from tests.known import ort_known_divergence
 from tests.wrong import BENIGN, BUGS, WRONG, NumpyRNN, Rejected, plugin_path
 
-ROOT = Path(__file__).parent.parent
 SPEC = "onnx-14"
 CORRECT = NumpyRNN
-#: how close two float32 implementations of the same formulas must be (the brief's agreement bound,
+#: how close two float32 implementations of the same formulas must be (the common atol = rtol = 1e-5 check, policies.yaml `fixed-1e-5`,
 #: relative and absolute); not the suite's tolerance, which judges against the oracle
 ORT_AGREEMENT = 1e-5
 
@@ -52,13 +48,6 @@ def corpus():
 def selected(cases, cls) -> list:
     select = compile_expression(cls.select)
     return [c for c in cases if c.valid and select(c.id)]
-
-
-def conformance(*args) -> subprocess.CompletedProcess:
-    """The real CLI in a subprocess, as a user runs it (tests/test_run_machinery.py does the same)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "conformance", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, env=env, timeout=600)
 
 
 def plugin_args(classes) -> list[str]:

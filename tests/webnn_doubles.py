@@ -39,6 +39,6 @@ class Sabotaged(WebNN):
         page = self._session.page
         cdp = page.context.new_cdp_session(page)
         try:
-            cdp.send("Page.crash")  # the target dies before it answers
+            cdp.send("Page.crash", timeout=3000)  # the target dies before it answers
         except Exception:  # noqa: BLE001, S110 - the answer never comes: the renderer is gone
             pass

@@ -8,9 +8,12 @@ which feature.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
+from conformance.case.model import Case
 from conformance.case.vocabulary import canonical_activation
 
 #: the inputs and attributes that hold one value per direction (halved by a one-direction edit)
@@ -18,22 +21,23 @@ PER_DIRECTION_INPUTS = ("W", "R", "B", "initial_h", "initial_c", "P")
 PER_DIRECTION_ATTRIBUTES = ("activations", "activation_alpha", "activation_beta")
 
 
-def replace(case, suffix: str, attributes=None, tensors=None, **fields):
+def replace(case: Case, suffix: str, attributes: Mapping[str, Any] | None = None,
+            tensors: Mapping[str, np.ndarray[Any, Any]] | None = None, **fields: Any) -> Case:
     """``case`` with new attributes, tensors or fields, its id suffixed ``~suffix``."""
     attrs = dict(case.attributes if attributes is None else attributes)
     tens = dict(case.tensors if tensors is None else tensors)
     return dataclasses.replace(case, id=f"{case.id}~{suffix}", attributes=attrs, tensors=tens, **fields)
 
 
-def without_attributes(case, suffix: str, *names: str):
+def without_attributes(case: Case, suffix: str, *names: str) -> Case:
     return replace(case, suffix, {k: v for k, v in case.attributes.items() if k not in names})
 
 
-def without_tensors(case, suffix: str, *names: str):
+def without_tensors(case: Case, suffix: str, *names: str) -> Case:
     return replace(case, suffix, tensors={k: v for k, v in case.tensors.items() if k not in names})
 
 
-def one_direction(case, direction: str):
+def one_direction(case: Case, direction: str) -> Case:
     """A case as one of its passes: ``forward`` keeps a bidirectional case's first half of every
     per-direction value, ``reverse`` its second half."""
     attrs = dict(case.attributes, direction=direction)
@@ -50,13 +54,13 @@ def one_direction(case, direction: str):
     return replace(case, direction, attrs, tensors)
 
 
-def float32(case):
+def float32(case: Case) -> Case:
     tensors = {k: (v.astype(np.float32) if v.dtype.kind == "f" or v.dtype.name == "bfloat16" else v)
                for k, v in case.tensors.items()}
     return replace(case, "float32", tensors=tensors, dtype="float32")
 
 
-def canonical_names(case):
+def canonical_names(case: Case) -> Case:
     attrs = dict(case.attributes)
     attrs["activations"] = [canonical_activation(a) or a for a in attrs["activations"]]
     return replace(case, "onnx-spelling", attrs)

@@ -12,36 +12,23 @@ divergence it knows by feature (``features: [P]``: "ignores peepholes") and cove
 as well as a corpus case; the fuzzer de-duplicates its findings by them
 (:mod:`conformance.fuzz.signature`).
 
-:func:`broken_constraints` names the constraints an invalid case breaks, by id:
-
-| id | constraint |
-|---|---|
-| ``required:X`` (W, R) | X, W and R are required inputs |
-| ``direction`` | direction is forward, reverse or bidirectional |
-| ``hidden_size`` | hidden_size is a positive integer and agrees with R [D, G*H, H] |
-| ``shape:<input>`` | each input has its documented shape, given D, G, hidden_size and X's [S, B, I] |
-| ``activations.count`` | G activations per direction: 1/2/3 (or twice that for bidirectional) |
-| ``activations.unknown`` | each activation is one of the eleven ONNX functions |
-| ``sequence_lens.range`` | 0 <= sequence_lens[b] <= seq_length |
-| ``layout`` | layout is 0 or 1 |
-| ``attribute:<name>`` | the op has the attribute (input_forget is LSTM's, linear_before_reset GRU's) |
+The constraints an invalid case breaks are :mod:`conformance.case.constraints`'; the
+feature table at the end (:data:`FEATURES`) gives each feature its removal (ablation, the fuzzer's
+reduction), its sentence ("fails whenever ...") and the spec clause a finding cites it by.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, cast
 
 import numpy as np
 
-from conformance.case.vocabulary import (
-    ACTIVATIONS_PER_DIRECTION,
-    ATTRIBUTES,
-    DEFAULT_ACTIVATIONS,
-    DIRECTIONS,
-    OUTPUTS,
-    canonical_activation,
-    input_shapes,
-)
+from conformance.case import edits
+from conformance.case.constraints import broken_constraints
+from conformance.case.vocabulary import DEFAULT_ACTIVATIONS, OUTPUTS, canonical_activation
 from conformance.compare.metrics import finfo
 
 _CACHE: OrderedDict = OrderedDict()   # case digest -> features (a run asks once per target)
@@ -113,7 +100,7 @@ def _features(case) -> frozenset[str]:
 
 
 def _value_tokens(case) -> set[str]:
-    out = set()
+    out: set[str] = set()
     try:
         tiny = float(finfo(case.dtype).smallest_normal)
     except (KeyError, ValueError, TypeError):
@@ -133,49 +120,158 @@ def _value_tokens(case) -> set[str]:
     return out
 
 
-def broken_constraints(case) -> list[str]:
-    """The ids of the constraints ``case`` breaks (an empty list for a valid case)."""
-    op, a, t = case.op, case.attributes, case.tensors
-    broken = [f"required:{n}" for n in ("X", "W", "R") if n not in t]
-    broken += [f"attribute:{k}" for k in ("linear_before_reset", "input_forget")
-               if k in a and k not in ATTRIBUTES[op]]
-    if a.get("layout", 0) not in (0, 1):
-        broken.append("layout")
-    direction = a.get("direction", "forward")
-    if direction in DIRECTIONS:
-        D = 2 if direction == "bidirectional" else 1
-    else:
-        broken.append("direction")
-        D = t["W"].shape[0] if "W" in t and t["W"].ndim == 3 else 1
-    H = a.get("hidden_size")
-    if not isinstance(H, int) or isinstance(H, bool) or H < 1:
-        broken.append("hidden_size")
-    if "R" in t and t["R"].ndim == 3:
-        made_for = int(t["R"].shape[2])
-        if made_for != H and "hidden_size" not in broken:
-            broken.append("hidden_size")
-        H = made_for
-    elif not isinstance(H, int) or H < 1:
-        H = 1
-    if "X" in t and t["X"].ndim == 3:
-        S, B, I = map(int, t["X"].shape)  # noqa: E741  (tensors are kept in layout 0)
-    else:
-        S, B, I = case.shape["seq_length"], case.shape["batch_size"], case.shape["input_size"]  # noqa: E741
-    shapes = input_shapes(op, H, "bidirectional" if D == 2 else "forward", {"seq_length": S, "batch_size": B,
-                                                                           "input_size": I})
-    for name, arr in t.items():
-        if name != "X" and tuple(arr.shape) != shapes.get(name):
-            broken.append(f"shape:{name}")
-    lens = t.get("sequence_lens")
-    if lens is not None and "shape:sequence_lens" not in broken and lens.size:
-        if int(lens.min()) < 0 or int(lens.max()) > S:
-            broken.append("sequence_lens.range")
-    names = a.get("activations")
-    if names is not None:
-        if any(canonical_activation(n) is None for n in names):
-            broken.append("activations.unknown")
-        per = ACTIVATIONS_PER_DIRECTION[op]
-        if len(names) not in (per, per * D):
-            broken.append("activations.count")
-    return broken
+# ---------------------------------------------------------------------------------------------
+# The feature table: one row per feature that can be named, removed or cited.
+# ---------------------------------------------------------------------------------------------
 
+@dataclasses.dataclass(frozen=True)
+class Feature:
+    """One feature: its tokens (with the spec clause each is cited by in a finding), how to tell it
+    is present, how to take it away, and the words for "fails whenever ...".
+
+    A token key ending in ``=`` stands for every token with that prefix (``act=``, ``dtype=``); its
+    clause is a format with ``{}`` for the values. ``ablation`` is the row's place in the ablation's
+    order and ``reduction`` its place in the fuzzer's reduction order (None: not one of them).
+    """
+
+    name: str
+    tokens: Mapping[str, str | None]
+    present: Callable[[Any], bool] | None = None
+    remove: Callable[[Any], Any] | None = None
+    sentence: Callable[[Any], str] | None = None
+    ablation: int | None = None
+    reduction: int | None = None
+
+
+class Removal(Protocol):
+    """A :class:`Feature` of :data:`ABLATIONS` or :data:`REDUCTIONS`: one that has its test, its
+    removal and its sentence (every such row of the table gives all three)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def present(self) -> Callable[[Any], bool]: ...
+    @property
+    def remove(self) -> Callable[[Any], Any]: ...
+    @property
+    def sentence(self) -> Callable[[Any], str]: ...
+
+
+def _partial(case) -> bool:
+    lens = case.tensors.get("sequence_lens")
+    return lens is not None and bool(np.any(lens < case.shape["seq_length"]))
+
+
+def _full_lengths(case) -> bool:
+    lens = case.tensors.get("sequence_lens")
+    return lens is not None and lens.size > 0 and bool(np.all(lens == case.shape["seq_length"]))
+
+
+def _non_default_activations(case) -> bool:
+    if "activations" not in case.attributes:
+        return False
+    names = [canonical_activation(a) for a in case.attributes["activations"]]
+    return names not in (DEFAULT_ACTIVATIONS[case.op], DEFAULT_ACTIVATIONS[case.op] * 2)
+
+
+def _nonzero(name: str) -> Callable[[Any], bool]:
+    return lambda c: name in c.tensors and bool(np.any(c.tensors[name] != 0))
+
+
+def _zeros(name: str) -> Callable[[Any], bool]:
+    return lambda c: name in c.tensors and not np.any(c.tensors[name] != 0)
+
+
+FEATURES: tuple[Feature, ...] = (
+    Feature("outputs", {"outputs=": None}, lambda c: bool(c.outputs),
+            lambda c: edits.replace(c, "all-outputs", outputs=()), lambda c: f"only {'+'.join(c.outputs)} is requested",
+            ablation=14, reduction=0),
+    Feature("dtype", {"dtype=": "type {}"}, lambda c: c.dtype != "float32", edits.float32,
+            lambda c: f"the dtype is {c.dtype}", ablation=13, reduction=1),
+    Feature("layout", {"layout=1": "layout", "layout=": None}, lambda c: c.layout == 1,
+            lambda c: edits.without_attributes(c, "layout-0", "layout"), lambda c: "layout is 1 (batch-major)",
+            ablation=9, reduction=2),
+    Feature("bidirectional", {"bidirectional": "direction"}, lambda c: c.direction == "bidirectional",
+            lambda c: edits.one_direction(c, "reverse"), lambda c: "bidirectional", ablation=None, reduction=3),
+    Feature("direction", {"reverse": "direction"}, lambda c: c.direction != "forward",
+            lambda c: edits.one_direction(c, "forward"), lambda c: f"the direction is {c.direction}", ablation=4, reduction=4),
+    Feature("activations", {"act=": "activations ({})"}, _non_default_activations,
+            lambda c: edits.without_attributes(c, "default-activations", "activations", "activation_alpha",
+                                               "activation_beta"),
+            lambda c: "non-default activations are used", ablation=6, reduction=5),
+    Feature("activation_params", {"activation_alpha": "activation_alpha", "activation_beta": "activation_beta"},
+            lambda c: "activation_alpha" in c.attributes or "activation_beta" in c.attributes,
+            lambda c: edits.without_attributes(c, "no-alpha-beta", "activation_alpha", "activation_beta"),
+            lambda c: "activation_alpha/beta are given", ablation=5, reduction=6),
+    Feature("activation_spelling", {"activation_spelling": None},
+            lambda c: "activations" in c.attributes and
+            any(canonical_activation(a) != a for a in c.attributes["activations"]), edits.canonical_names,
+            lambda c: "activation names are not in ONNX's spelling", ablation=7, reduction=7),
+    Feature("clip", {"clip": "clip"}, lambda c: "clip" in c.attributes,
+            lambda c: edits.without_attributes(c, "no-clip", "clip"), lambda c: "clip is set", ablation=0, reduction=8),
+    Feature("input_forget", {"input_forget": "input_forget"}, lambda c: c.attributes.get("input_forget", 0) == 1,
+            lambda c: edits.without_attributes(c, "no-input_forget", "input_forget"), lambda c: "input_forget is 1",
+            ablation=2, reduction=9),
+    Feature("linear_before_reset", {"linear_before_reset": "linear_before_reset"},
+            lambda c: c.attributes.get("linear_before_reset", 0) != 0,
+            lambda c: edits.without_attributes(c, "lbr-0", "linear_before_reset"),
+            lambda c: "linear_before_reset is 1", ablation=8, reduction=10),
+    Feature("peepholes", {"P": "input P (peepholes)"}, _nonzero("P"),
+            lambda c: edits.without_tensors(c, "no-peepholes", "P"), lambda c: "peepholes are non-zero",
+            ablation=1, reduction=11),
+    Feature("zero_peepholes", {"P": "input P (peepholes)"}, _zeros("P"),
+            lambda c: edits.without_tensors(c, "no-P", "P"), lambda c: "P is given (zeros)",
+            ablation=None, reduction=12),
+    Feature("sequence_lens", {"sequence_lens=partial": "input sequence_lens", "zero_length": None}, _partial,
+            lambda c: edits.without_tensors(c, "full-lengths", "sequence_lens"),
+            lambda c: "sequence lengths are partial" + (" or 0" if np.any(c.tensors["sequence_lens"] == 0) else ""),
+            ablation=3, reduction=13),
+    Feature("full_lengths", {"sequence_lens=full": "input sequence_lens"}, _full_lengths,
+            lambda c: edits.without_tensors(c, "no-lengths", "sequence_lens"),
+            lambda c: "sequence_lens is given (full)", ablation=None, reduction=14),
+    Feature("initial_h", {"initial_h": "input initial_h"}, lambda c: "initial_h" in c.tensors,
+            lambda c: edits.without_tensors(c, "no-initial_h", "initial_h"), lambda c: "initial_h is given",
+            ablation=10, reduction=15),
+    Feature("initial_c", {"initial_c": "input initial_c"}, lambda c: "initial_c" in c.tensors,
+            lambda c: edits.without_tensors(c, "no-initial_c", "initial_c"), lambda c: "initial_c is given",
+            ablation=11, reduction=16),
+    Feature("zero_bias", {"B": "input B"}, _zeros("B"), lambda c: edits.without_tensors(c, "no-B", "B"),
+            lambda c: "B is given (zeros)", ablation=None, reduction=17),
+    Feature("B", {"B": "input B"}, _nonzero("B"), lambda c: edits.without_tensors(c, "no-bias", "B"),
+            lambda c: "a bias B is given", ablation=12, reduction=18),
+    # tokens named in findings and expectations, with no removal of their own
+    Feature("per_direction_activations", {"per_direction_activations": "activations per direction"},
+            ablation=None),
+    Feature("cell", {"form=": "one time step (cell)"}, ablation=None),
+    Feature("values", {"subnormal": None, "nan": None, "inf": None, "large": None, "activation_spelling": None,
+                       "direction=": None, "violates=": None}, ablation=None),
+)
+
+#: the ablation's removals, in the ablation's order
+ABLATIONS = cast("tuple[Removal, ...]", tuple(sorted((f for f in FEATURES if f.ablation is not None),
+                                                     key=lambda f: f.ablation or 0)))
+#: the fuzzer's reduction order: whole-case simplifications first, then attributes, then inputs
+REDUCTIONS = cast("tuple[Removal, ...]", tuple(sorted((f for f in FEATURES if f.reduction is not None),
+                                                      key=lambda f: f.reduction or 0)))
+
+
+def clause_of(token: str) -> str | None:
+    """The spec clause a finding cites ``token`` by (None: not cited)."""
+    for feature in FEATURES:
+        for key, clause in feature.tokens.items():
+            if key == token or (key.endswith("=") and token.startswith(key)):
+                return None if clause is None else clause.format(token[len(key):]) if key.endswith("=") else clause
+    return None
+
+
+def clause_names(case) -> list[str]:
+    """The spec clauses of ``case``'s features, for a finding's clause line: its non-default
+    activations first (in one clause), then the rest in token order."""
+    tokens = features(case)
+    acts = sorted(t[4:] for t in tokens if t.startswith("act="))
+    names = [clause_of("act=" + ", ".join(acts))] if acts else []
+    for token in sorted(t for t in tokens if not t.startswith("act=")):
+        name = clause_of(token)
+        if name and name not in names:
+            names.append(name)
+    return [n for n in names if n]

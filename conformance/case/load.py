@@ -18,7 +18,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from conformance.case import validate
+import conformance.case.validate as validate
 from conformance.case.limits import DEFAULT_LIMITS, Limits, clip_text, how_to_raise
 from conformance.case.model import Case, CaseError
 from conformance.case.schema import SCHEMA, describe_error, known_keys, show_key
@@ -60,13 +60,37 @@ def _identity(path: Path):
         return path.absolute()
 
 
-def discover(paths) -> list[Path]:
+#: case tiers: ``default`` (the corpus), and folders kept out of it unless asked for by tier
+#: (``--tier``) or by naming the folder: production shapes take minutes (docs/production.md)
+TIER_FOLDERS = {"production": "production"}
+TIERS = ("default", *TIER_FOLDERS, "all")
+
+
+def tier_of(parts) -> str:
+    """The tier of a path's folders: the first tier folder among them, else ``default``."""
+    for name in parts:
+        for tier, folder in TIER_FOLDERS.items():
+            if name == folder:
+                return tier
+    return "default"
+
+
+def discover(paths, tier: str = "default") -> list[Path]:
     """YAML files under the given files and folders, in a stable order, each file once (a file
-    named twice, or a folder and a file in it, is loaded once)."""
+    named twice, or a folder and a file in it, is loaded once). Under a folder, files in a tier
+    folder (``production/``) are found only for that ``tier`` (or ``all``), and the others only
+    for ``default`` (or ``all``); a path that names a tier folder, or a file, is always read."""
+    if tier not in TIERS:
+        raise ValueError(f"tier {tier!r} is not one of {', '.join(TIERS)}")
     files: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            files.extend(sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml")))
+            named = tier_of(p.parts)
+            for q in sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml")):
+                below = tier_of(q.relative_to(p).parts[:-1])
+                found = below if below != "default" else named
+                if tier == "all" or found == tier or (named != "default" and tier == "default"):
+                    files.append(q)
         else:
             files.append(p)
     seen, unique = set(), []
@@ -78,16 +102,18 @@ def discover(paths) -> list[Path]:
     return unique
 
 
-def load_paths(paths, limits: Limits = DEFAULT_LIMITS, materialize: bool = True
+def load_paths(paths, limits: Limits = DEFAULT_LIMITS, materialize: bool = True, tier: str = "default"
                ) -> tuple[list[Case], list[CaseError]]:
-    """Every case under `paths` and every error, each with file:line. With ``materialize=False``
-    the cases have no tensors (``tensors == {}``; for listing), and every error is still found."""
+    """Every case under `paths` (of ``tier``: see discover) and every error, each with file:line.
+    With ``materialize=False`` the cases have no tensors (``tensors == {}``; for listing), and
+    every error is still found."""
     cases, errors = [], []
     seen: dict[str, Where] = {}
-    for f in discover(paths):
+    for f in discover(paths, tier):
         got, errs = load_file(f, limits, materialize)
         errors.extend(errs)
         for case in got:
+            assert case.source is not None  # build() sets every loaded case's source
             if case.id in seen:
                 shown = _shown_id(case.id, case.params)
                 errors.append(CaseError(case.source, "", f"case id {shown!r} also made by {seen[case.id]}",
@@ -175,12 +201,13 @@ def load_document(doc, path: Path, limits: Limits = DEFAULT_LIMITS, materialize:
         except CaseLimitError as exc:
             errors.append(CaseError(exc.where, exc.key, exc.message, exc.hint, shown_id))
         except (ValueError, TypeError, OverflowError) as exc:
-            errors.append(CaseError(doc.here, "inputs", f"cannot build the input tensors: {clip_text(exc)}",
+            errors.append(CaseError(getattr(doc, "here", top), "inputs",
+                                    f"cannot build the input tensors: {clip_text(str(exc))}",
                                     "checking literal tensors' shapes", shown_id))
     return cases, errors
 
 
-def _matrix_value_error(variant: dict, doc, params: dict, top: Where):
+def _matrix_value_error(variant: dict, doc, params: dict, top: Where) -> tuple[Where, str, str, str] | None:
     """(where, key, message, hint) for the first matrix value the schema refuses once written into
     the case, at the line of its matrix key; None when every value fits."""
     if not params:

@@ -5,8 +5,9 @@ hidden_size, activation counts, ...) and reports both with file:line.
 """
 
 import re
+from typing import Any
 
-from conformance.case.vocabulary import ACTIVATION_FUNCTIONS, DIRECTIONS, DTYPES, FORMS, INPUTS, OPS
+from conformance.case.vocabulary import ATTRIBUTE_TABLE, DTYPES, FORMS, INPUTS, OPS
 
 _NUMBER_TREE = {"type": ["number", "array"], "items": {"$ref": "#/$defs/number_tree"}}
 
@@ -44,23 +45,13 @@ _TENSOR = {
 _ATTRIBUTES = {
     "type": "object",
     "description": "ONNX attribute names and values",
-    "properties": {
-        "hidden_size": {"type": ["integer", "string"]},
-        "direction": {"type": "string", "examples": list(DIRECTIONS)},
-        "activations": {"type": "array", "items": {"type": "string", "examples": list(ACTIVATION_FUNCTIONS)}},
-        "activation_alpha": {"type": "array", "items": {"type": "number"}},
-        "activation_beta": {"type": "array", "items": {"type": "number"}},
-        "clip": {"type": "number"},
-        "layout": {"type": "integer"},
-        "linear_before_reset": {"type": "integer"},
-        "input_forget": {"type": "integer"},
-    },
+    "properties": {a.name: a.schema for a in ATTRIBUTE_TABLE},
     "additionalProperties": False,
 }
 
 _TENSOR_NAMES = sorted({name for names in INPUTS.values() for name in names})
 
-SCHEMA = {
+SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://github.com/rnn-conformance/rnn-conformance/case.schema.json",
     "title": "RNN/GRU/LSTM conformance case file",

@@ -155,12 +155,14 @@ def plan_lengths(spec, batch_size: int, seq_length: int, seed: int) -> TensorPla
 def materialize(plan: TensorPlan) -> np.ndarray:
     """Build the tensor a plan describes."""
     if plan.fill == "literal":
+        assert isinstance(plan.value, np.ndarray)  # a literal plan holds its converted array
         return plan.value
     if plan.fill == "lengths-random":
         return rng_for(plan.seed, "sequence_lens").integers(0, plan.high + 1, size=plan.shape).astype(np.int32)
     if plan.dtype == np.int32:
         return np.full(plan.shape, plan.value, dtype=np.int32)
     if plan.fill == "random":
+        assert plan.distribution is not None  # a random plan names its distribution
         return draw(plan.distribution, plan.shape, rng_for(plan.seed, plan.name)).astype(plan.dtype)
     if plan.fill == "zeros":
         return np.zeros(plan.shape, dtype=plan.dtype)

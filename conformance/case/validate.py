@@ -16,6 +16,7 @@ from conformance.case.limits import clip
 from conformance.case.tensors import distribution_problem
 from conformance.case.vocabulary import (
     ACTIVATIONS_PER_DIRECTION,
+    ATTRIBUTE,
     ATTRIBUTES,
     DIRECTIONS,
     INPUTS,
@@ -85,16 +86,15 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
         bad("attributes", "hidden_size", f"hidden_size must be an integer >= 1, got {clip(hidden)}",
             "a small value such as 3")
     direction = attrs.get("direction", "forward")
-    if direction not in DIRECTIONS:
-        bad("attributes", "direction", f"direction must be one of {list(DIRECTIONS)}, got {clip(direction)}",
-            "`expect: invalid` if the case tests a bad direction")
-    if "layout" in attrs and attrs["layout"] not in (0, 1):
-        bad("attributes", "layout", f"layout must be 0 or 1, got {clip(attrs['layout'])}")
-    if "input_forget" in attrs and attrs["input_forget"] not in (0, 1):
-        bad("attributes", "input_forget", f"input_forget must be 0 or 1, got {clip(attrs['input_forget'])}")
-    if "clip" in attrs and not attrs["clip"] > 0:
-        bad("attributes", "clip", f"clip must be > 0, got {clip(attrs['clip'])}",
-            "omitting clip to turn clipping off (ONNX has no 'off' value)")
+    for name, value in (dict(direction=direction) | attrs).items():
+        rule = ATTRIBUTE.get(name)
+        if rule is None or name not in ATTRIBUTES[op]:
+            continue
+        if rule.values is not None and value not in rule.values:
+            allowed = " or ".join(map(str, rule.values)) if len(rule.values) < 3 else f"one of {list(rule.values)}"
+            bad("attributes", name, f"{name} must be {allowed}, got {clip(value)}", rule.hint)
+        elif rule.positive and not value > 0:
+            bad("attributes", name, f"{name} must be > 0, got {clip(value)}", rule.hint)
     if "activations" in attrs and direction in DIRECTIONS:
         names = attrs["activations"]
         unknown = [a for a in names if canonical_activation(a) is None]
@@ -104,10 +104,10 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
                 "the eleven ONNX activations: Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, "
                 "ScaledTanh, HardSigmoid, Elu, Softsign, Softplus")
         per_dir = ACTIVATIONS_PER_DIRECTION[op]
-        allowed = {per_dir, per_dir * num_directions(direction)}
-        if len(names) not in allowed:
+        counts = {per_dir, per_dir * num_directions(direction)}
+        if len(names) not in counts:
             bad("attributes", "activations",
-                f"{op} {direction} takes {' or '.join(map(str, sorted(allowed)))} activations, got {len(names)}",
+                f"{op} {direction} takes {' or '.join(map(str, sorted(counts)))} activations, got {len(names)}",
                 "`expect: invalid` if the case tests a wrong count")
     for key in ("activation_alpha", "activation_beta"):
         if key in attrs and "activations" not in attrs:

@@ -57,7 +57,9 @@ def classify(case, program_spec: str, got: dict, reading, repeat: dict | None = 
         exp = reading.outputs.get(name)
         if exp is None or not exp.unspecified.any() or arr.shape != exp.unspecified.shape:
             continue
-        codes = exp.codes if exp.codes is not None else np.where(exp.unspecified, "unspecified", None)
+        # the numpy stubs reject None as a value of np.where; numpy makes an object array
+        codes = (exp.codes if exp.codes is not None
+                 else np.where(exp.unspecified, "unspecified", None))  # type: ignore[call-overload]
         again = None if repeat is None else repeat.get(name)
         if again is not None and again.shape != arr.shape:
             again = None
@@ -89,7 +91,7 @@ def classify(case, program_spec: str, got: dict, reading, repeat: dict | None = 
                     index = tuple(np.argwhere(where)[0])
                     entry["first"] = {"kind": kind, "output": name, "index": [int(i) for i in index],
                                       "value": float(values[index]), "changed": bool(changed[index]),
-                                      "again": float(again[index]) if changed[index] else None}
+                                      "again": float(again[index]) if again is not None and changed[index] else None}
     if not points:
         return None
     summary = {}

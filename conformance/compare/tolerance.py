@@ -48,22 +48,32 @@ class Tolerance:
     floor_ulps: float = 0.0
     model: str = ""           # derived: the precision model the factor was chosen for
     flush_terms: int = FLUSH_FLOOR_NORMALS   # derived: dot length + 1, the terms a flush may drop
+    #: derived, where the oracle gives a statistical scale (Expected.sigma: the float64 fast path,
+    #: oracles/fast.py): allowed = max(min(factor × bound, stat_factor × λ·c_K × sigma), floor);
+    #: λ·c_K (``stat_scale``) holds every element with probability >= 1 - false_alarm
+    stat_factor: float = 0.0
+    false_alarm: float = 0.0
+    stat_scale: float = 0.0
 
     @property
     def derived(self) -> bool:
         return self.kind == "derived"
 
     def allowed(self, exact: np.ndarray, bound: np.ndarray | None = None,
-                dtype: str | None = None) -> np.ndarray:
+                dtype: str | None = None, sigma: np.ndarray | None = None) -> np.ndarray:
         """The allowed |got − exact| per element. A derived tolerance needs the oracle's
-        ``bound`` and the output ``dtype``."""
+        ``bound`` and the output ``dtype``; with the oracle's statistical scale ``sigma`` (and a
+        resolved ``stat_scale``) the sharper of the rigorous and the statistical bound."""
         if not self.derived:
             return self.abs + self.rel * np.abs(exact)
         if bound is None or dtype is None:
             raise ValueError(f"the derived tolerance {self.name!r} needs the oracle's bound and "
                              "the output dtype; consider resolve(oracle) first")
-        with np.errstate(invalid="ignore"):
-            allowed = np.maximum(self.factor * bound, self.floor_ulps * ulp_of(exact, dtype))
+        with np.errstate(invalid="ignore", over="ignore"):  # a bound near float64's top: inf
+            sharp = self.factor * bound
+            if sigma is not None and self.stat_scale > 0:
+                sharp = np.fmin(sharp, self.stat_factor * self.stat_scale * sigma)
+            allowed = np.maximum(sharp, self.floor_ulps * ulp_of(exact, dtype))
         if dtype in FLUSH_NOT_CARRIED:
             # the model admits flushing subnormals to zero (oracles/README.md, "Subnormals") but
             # carries it per operation only for float16; elsewhere a flushed result loses less
@@ -91,6 +101,12 @@ class Tolerance:
                                             "carries no precision-model bound)")
         terms = int(model.get("dot_length") or 1) + 1
         resolved = replace(self, model=model.get("model", ""), flush_terms=max(FLUSH_FLOOR_NORMALS, terms))
+        stat = model.get("statistical") or {}
+        if stat and self.stat_factor > 0 and all(e.sigma is not None for r in readings
+                                                 for e in r.outputs.values()):
+            from oracles.fast import statistical_factor
+            lam, c_k = statistical_factor(stat["elements"], stat["samples"], self.false_alarm)
+            resolved = replace(resolved, stat_scale=lam * c_k)
         return replace(resolved, source=derived_source(model, resolved))
 
     def to_json(self) -> dict:
@@ -98,8 +114,11 @@ class Tolerance:
         if self.derived:  # abs/rel mean nothing here
             data.pop("abs")
             data.pop("rel")
+            if not self.stat_scale:
+                for key in ("stat_factor", "false_alarm", "stat_scale"):
+                    data.pop(key)
         else:
-            for key in ("factor", "floor_ulps", "model"):
+            for key in ("factor", "floor_ulps", "model", "stat_factor", "false_alarm", "stat_scale"):
                 data.pop(key)
         return data
 
@@ -125,6 +144,11 @@ def derived_source(model: dict, tol: Tolerance) -> str:
         parts.append(f"{steps} step{'s' if steps != 1 else ''}")
     parts.append(f"activations ≤ {model.get('k_act_ulps', '?'):g} ulp")
     parts.append(f"first-order running error bound × {tol.factor:g}, floor {tol.floor_ulps:g} ulp")
+    stat = model.get("statistical") or {}
+    if tol.stat_scale:
+        parts.append(f"or, where sharper, the statistical bound {tol.stat_factor:g} × {tol.stat_scale:.3g} "
+                     f"× sigma ({stat.get('model', '?')}, {stat.get('samples', '?')} tangent samples, "
+                     f"false-alarm probability {tol.false_alarm:g} per pair)")
     if model.get("dtype") in FLUSH_NOT_CARRIED:
         parts.append(f"flushed subnormals: at least {tol.flush_terms} smallest normals")
     return ", ".join(parts) + f"; model {model.get('model', '?')}"
@@ -147,8 +171,11 @@ def named_policy(name: str, dtype: str) -> Tolerance:
         if not (math.isfinite(factor) and factor >= 1 and floor >= 0):
             raise ValueError(f"policy {name!r}: factor={factor!r} should be >= 1 and "
                              f"floor_ulps={floor!r} >= 0")
+        stat = table.get("statistical") or {}
         return Tolerance(abs=math.nan, rel=math.nan, source=source, kind="derived", name=name,
-                         factor=factor, floor_ulps=floor, model=str(table.get("model", "")))
+                         factor=factor, floor_ulps=floor, model=str(table.get("model", "")),
+                         stat_factor=float(stat.get("factor", 0.0)),
+                         false_alarm=float(stat.get("false_alarm", 0.0)))
     entry = table[dtype]
     return Tolerance(abs=float(entry["abs"]), rel=float(entry["rel"]), source=source,
                      kind="policy", name=name)

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+import conformance.compare.silent as silent
 from conformance.case.tensors import numpy_dtype
-from conformance.compare import silent
 from conformance.compare.metrics import errors
 from conformance.compare.tolerance import DEFAULT_POLICY, Tolerance, named_policy
 
@@ -63,6 +63,7 @@ def judge_outputs(case, program, outputs: list, oracle, tolerance: Tolerance, re
             best = j
         if j.verdict == "pass":
             break
+    assert best is not None  # an oracle has at least one reading
     best.tolerance = _recorded(tolerance, best.worst)
     chosen = next((r for r in oracle.readings if r.name == best.reading), oracle.readings[0])
     again = None
@@ -130,7 +131,8 @@ def _judge_reading(case, got: dict, reading, tol: Tolerance) -> Judgement:
         judged += int(mask.sum())
         err = errors(arr, exp.hi, exp.lo, case.dtype)
         bound = getattr(exp, "bound", None)
-        allowed = tol.allowed(exp.hi, bound, case.dtype)
+        sigma = getattr(exp, "sigma", None)
+        allowed = tol.allowed(exp.hi, bound, case.dtype, sigma)
         with np.errstate(invalid="ignore", divide="ignore"):
             ratio = np.where(mask, np.where(err["abs"] == 0, 0.0, err["abs"] / allowed), -1.0)
             ratio = np.where(np.isnan(ratio), np.inf, ratio)
@@ -142,7 +144,7 @@ def _judge_reading(case, got: dict, reading, tol: Tolerance) -> Judgement:
         worst_elements[name] = [
             {"index": [int(i) for i in at], "time_step": time_step(case, name, at), "got": float(arr[at]),
              "expected": float(exp.hi[at]), "abs_err": float(err["abs"][at]), "allowed": float(allowed[at]),
-             "ratio": float(ratio[at]), **({"bound": float(bound[at])} if tol.derived else {})}
+             "ratio": float(ratio[at]), **({"bound": float(bound[at])} if tol.derived and bound is not None else {})}
             for at in (np.unravel_index(int(k), ratio.shape)
                        for k in np.argsort(-ratio, axis=None, kind="stable")[:TOP_ELEMENTS])
             if ratio[at] >= 0]
@@ -153,11 +155,17 @@ def _judge_reading(case, got: dict, reading, tol: Tolerance) -> Judgement:
                      "abs_err": float(err["abs"][idx]), "ulp": float(err["ulp"][idx]),
                      "time_step": time_step(case, name, idx), "dtype": case.dtype}
             if tol.derived:
+                assert bound is not None  # tol.allowed() above raised for a derived tolerance without one
                 worst["bound"] = float(bound[idx])
+                if sigma is not None and tol.stat_scale:  # which bound judged it (docs/production.md)
+                    rigorous = float(tol.allowed(np.array([exp.hi[idx]]), np.array([bound[idx]]), case.dtype)[0])
+                    worst["judged_by"] = "statistical" if float(allowed[idx]) < rigorous else "rigorous"
+                    worst["rigorous_ratio"] = float(err["abs"][idx]) / rigorous if rigorous > 0 else float("inf")
     if judged == 0:
         return Judgement("unspecified", f"all {unspecified} output elements are unspecified by the spec "
                          f"({_reasons(reading)}); compared across runtimes in the report",
                          reading=reading.name, unspecified=unspecified, unspecified_values=unspecified_values)
+    assert worst is not None  # set by every output with a judged element
     ok = worst["ratio"] <= 1.0
     message = (f"max abs err {max_abs:.3g} ({max_ulp:.3g} ulp) within tolerance {tol}"
                + (f"; worst element {_worst_against_bound(worst)}" if tol.derived else "")
@@ -187,6 +195,8 @@ def _reasons(reading) -> str:
 def _recorded(tol: Tolerance, worst: dict | None) -> dict:
     """The tolerance as the results record carries it; a derived one with its worst element."""
     data = tol.to_json()
+    if tol.derived and worst and "judged_by" in worst:
+        data.update(judged_by=worst["judged_by"], rigorous_ratio=worst["rigorous_ratio"])
     if tol.derived and worst and "bound" in worst:
         data.update(worst_bound=worst["bound"], worst_allowed=worst["allowed"],
                     worst_error=worst["abs_err"],
@@ -216,12 +226,19 @@ DIGITS = {"float64": 17, "float32": 9, "float16": 5, "bfloat16": 4}
 
 
 def describe_worst(w: dict, tol: Tolerance) -> str:
-    n = DIGITS.get(w.get("dtype"), 9)
+    n = DIGITS.get(w.get("dtype", ""), 9)
     if not np.isfinite(w["expected"]):  # IEEE 754 propagates a non-finite input to exactly this value
         return (f"{_element(w)} = {w['got']:.{n}g}, but should be {w['expected']:g} ({w['time_step']}: IEEE 754 "
                 f"arithmetic on the non-finite inputs gives exactly that)")
     lo, hi = w["expected"] - w["allowed"], w["expected"] + w["allowed"]
     head = f"{_element(w)} = {w['got']:.{n}g}, but should be within {lo:.{n}g} … {hi:.{n}g} "
+    if tol.derived and w.get("judged_by") == "statistical":
+        return head + (f"(exact {w['expected']:.{n}g}, {w['time_step']}; error {w['abs_err']:.3g} = "
+                       f"{w['ratio']:.3g}× the allowed {w['allowed']:.3g} by the statistical bound, "
+                       f"{w['rigorous_ratio']:.3g}× the rigorous one: "
+                       + ("beyond both, certain" if w["rigorous_ratio"] > 1 else
+                          f"a correct implementation lands there with probability below {tol.false_alarm:g}")
+                       + f"; tolerance {tol})")
     if tol.derived:
         return head + (f"(exact {w['expected']:.{n}g}, {w['time_step']}; error {w['abs_err']:.3g} = "
                        f"{_over(w['abs_err'], w['bound']):.3g}× the bound {w['bound']:.3g} there, "

@@ -6,6 +6,7 @@ A verdict is a string in the records (``"pass"``); :class:`Verdict` is a ``StrEn
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -31,7 +32,7 @@ class Row:
     severity: int        # 0 is the worst: the order a matrix cell's colour and a list's sort follow
     short: str           # the matrix's label
     meaning: str         # the report's legend
-    colours: tuple       # (background, text) in the HTML report
+    colours: tuple[str, str]  # (background, text) in the HTML report
     terminal: str        # the terminal's style (rich)
     junit: str           # "failure", "error", "skipped" or "" (a passing testcase)
     page: bool           # the case gets a page in the report
@@ -76,7 +77,7 @@ def severity(verdict: str) -> int:
     return row.severity if row else BY_VERDICT["error"].severity
 
 
-def worst(verdicts) -> str:
+def worst(verdicts: Collection[str]) -> str:
     return min(verdicts, key=severity) if verdicts else ""
 
 

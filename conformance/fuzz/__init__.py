@@ -7,7 +7,10 @@ Modules, one concept each:
 - :mod:`~conformance.fuzz.values`: input values that stress an implementation, exact in the dtype;
 - :mod:`~conformance.fuzz.mutations`: invalid cases that break exactly one constraint;
 - :mod:`~conformance.fuzz.signature`: what makes two findings the same;
-- :mod:`~conformance.fuzz.property`: the property, and the campaign under a time budget;
+- :mod:`~conformance.fuzz.campaign`: the property, and the campaign that searches it under a time budget;
+- :mod:`~conformance.fuzz.examiner`: one drawn case run on the campaign's targets;
+- :mod:`~conformance.fuzz.finding`: a finding, its cause and the text written with it;
+- :mod:`~conformance.fuzz.reduce`: a finding's case reduced to the features its failure needs;
 - :mod:`~conformance.fuzz.reproducer`: findings as case files, and the index of those written;
 - :mod:`~conformance.fuzz.display`, :mod:`~conformance.fuzz.cli`: ``conformance fuzz``.
 
@@ -23,7 +26,7 @@ _PUBLIC = {
     "cases": "strategies", "draw_case": "strategies",
     "broken_constraints": "mutations",
     "case_tokens": "signature", "signature": "signature",
-    "Campaign": "property", "CampaignConfig": "property", "CampaignResult": "property",
+    "Campaign": "campaign", "CampaignConfig": "campaign", "CampaignResult": "campaign",
     "FindingIndex": "reproducer", "case_document": "reproducer",
     "parse_budget": "cli",
 }

@@ -13,6 +13,10 @@ from pathlib import Path
 import click
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+#: where findings are written, and the repository's folders the fuzzer reads by default
+OUT = Path("reports/fuzz")
+REGRESSIONS = Path("cases/regressions")
+EXPECTATIONS = Path("expectations")
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
 
 
@@ -48,17 +52,26 @@ class _Budget(click.ParamType):
 @click.option("--runtime", "runtimes", multiple=True, help="Only targets of this runtime (repeatable).")
 @click.option("--runtime-plugin", "plugins", multiple=True, metavar="MOD:ATTR", help="Load a runtime plugin (repeatable).")
 @click.option("--spec", "spec_filter", multiple=True, help="Only these spec versions (prefix match, repeatable).")
-@click.option("--device", "devices", multiple=True, help="Only targets on this device (repeatable).")
+@click.option("--device", "devices", multiple=True,
+              help="Only targets on this device (repeatable), e.g. CPU or CPU/precision=pinned.")
+@click.option("--config", "configs", multiple=True, metavar="KEY=VALUE",
+              help="Only targets in this configuration (repeatable), e.g. precision=pinned.")
 @click.option("--op", "ops", multiple=True, type=click.Choice(["RNN", "GRU", "LSTM"]), help="Only these operators (repeatable).")
 @click.option("--dtype", "dtypes", multiple=True, type=click.Choice(["float32", "float16", "float64", "bfloat16"]),
               help="Only these dtypes (repeatable).")
 @click.option("--jobs", "-j", default=None, type=click.IntRange(1, 256), help="Worker processes (default: one per core).")
 @click.option("--seed", type=int, default=None,
               help="Make the draws reproducible (hypothesis seed); with --no-database, an exact rerun.")
-@click.option("--out", "out_dir", default=Path("cases/regressions"), show_default=True,
+@click.option("--out", "out_dir", default=OUT, show_default=True,
               type=click.Path(file_okay=False, path_type=Path), help="Where findings are written as case files.")
+@click.option("--keep", is_flag=True,
+              help="Also copy the new findings into --regressions (the corpus' cases/regressions/), to commit them.")
+@click.option("--regressions", default=REGRESSIONS, show_default=True, type=click.Path(file_okay=False, path_type=Path),
+              help="The corpus' findings: an example one of them covers is known, not new; --keep copies into it.")
 @click.option("--expectations", "expectation_paths", multiple=True, type=click.Path(exists=True, path_type=Path),
-              help="Known divergences (YAML file or folder, repeatable): a finding they cover is known, not new.")
+              help="Known divergences (YAML file or folder, repeatable): a finding they cover is known, not new. "
+                   "Default: ./expectations/ where it exists.")
+@click.option("--no-expectations", is_flag=True, help="Report every divergence, the known ones of expectations/ too.")
 @click.option("--database", default=Path(".hypothesis/conformance-fuzz"), show_default=True,
               type=click.Path(file_okay=False, path_type=Path),
               help="Hypothesis example database: a campaign continues where the last stopped.")
@@ -70,14 +83,18 @@ class _Budget(click.ParamType):
 @click.option("--no-shrink", is_flag=True, help="Report findings unminimized (faster; for throughput runs).")
 @click.option("--no-entry-points", is_flag=True, help="Ignore runtimes registered as entry points.")
 @click.option("--quiet", "-q", is_flag=True, help="No live display.")
-def fuzz_command(budget, runtimes, plugins, spec_filter, devices, ops, dtypes, jobs, seed, out_dir,
-                 expectation_paths, database, no_database, max_examples, timeout, tolerance_policy, no_shrink,
-                 no_entry_points, quiet):
+@click.option("--production-sizes", is_flag=True,
+              help="Draw shapes up to the production tier's (500 steps, batch 64, input and hidden 1024), mostly "
+                   "at SIMD/GEMM edges (docs/production.md); raise --timeout with it.")
+def fuzz_command(budget, runtimes, plugins, spec_filter, devices, configs, ops, dtypes, jobs, seed, out_dir, keep,
+                 regressions, expectation_paths, no_expectations, database, no_database, max_examples, timeout, tolerance_policy, no_shrink,
+                 no_entry_points, quiet, production_sizes):
     """Search for divergences the corpus does not cover; write each, minimized, to OUT as a case file.
 
     Every drawn case runs on every target (worker processes: a crash costs one verdict). A fail,
     rejected valid case, accepted invalid case, crash, timeout or suite error is a finding unless
-    an --expectations entry or a case file already in OUT covers it. Findings are de-duplicated
+    an expectations entry (./expectations/ by default) or a case file already in OUT or in
+    cases/regressions/ covers it. --keep copies the new findings into cases/regressions/. Findings are de-duplicated
     by signature (target without versions, verdict, op, and the features the minimized case needs).
 
     Exit status: 0 when no new finding was written, 1 when one was, 2 on a usage error.
@@ -86,30 +103,42 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, ops, dtypes, j
     try:
         import hypothesis  # noqa: F401
     except ImportError as exc:
-        raise click.UsageError("conformance fuzz needs hypothesis; Consider `pip install -e '.[test]'`") from exc
+        raise click.UsageError("conformance fuzz needs hypothesis; Consider `pip install -c constraints.txt -e "
+                               "'.[runtimes]'` (or `python3 -m nox -s fuzz`)") from exc
     from rich.console import Console
     from rich.markup import escape
 
+    from conformance.fuzz.campaign import Campaign, CampaignConfig
     from conformance.fuzz.display import LiveDisplay
-    from conformance.fuzz.property import Campaign, CampaignConfig
-    from conformance.fuzz.strategies import Scope
+    from conformance.fuzz.strategies import PRODUCTION_LIMITS, Limits, Scope
     from conformance.gate import Expectations, ExpectationsError
-    from conformance.run.workers import cpu_count
+    from conformance.run.processes import cpu_count
     from conformance.selection import check_tolerance, select_targets
 
     check_tolerance(tolerance_policy)
-    targets, skipped, plugin_names = select_targets(spec_filter, plugins, runtimes, devices, not no_entry_points)
+    if no_expectations and expectation_paths:
+        raise click.UsageError("--no-expectations and --expectations contradict each other; Consider dropping one")
+    if not expectation_paths and not no_expectations and EXPECTATIONS.is_dir():
+        expectation_paths = (EXPECTATIONS,)
+    targets, skipped, plugin_names = select_targets(spec_filter, plugins, runtimes, devices, not no_entry_points,
+                                                    configs)
     try:
         expectations = Expectations.load(expectation_paths) if expectation_paths else None
     except ExpectationsError as exc:
         raise click.UsageError(str(exc)) from exc
 
-    scope = Scope(ops=tuple(ops) or Scope().ops, dtypes=tuple(dtypes) or Scope().dtypes)
+    scope = Scope(ops=tuple(ops) or Scope().ops, dtypes=tuple(dtypes) or Scope().dtypes,
+                  limits=PRODUCTION_LIMITS if production_sizes else Limits())
     config = CampaignConfig(
         targets=targets, out_dir=out_dir, budget_s=budget, jobs=jobs or cpu_count(), seed=seed, started=started,
         expectations=expectations, database=None if no_database else database, timeout=timeout, scope=scope,
-        max_examples=max_examples, shrink=not no_shrink, plugins=plugin_names, tolerance=tolerance_policy)
+        max_examples=max_examples, shrink=not no_shrink, plugins=plugin_names, tolerance=tolerance_policy,
+        known=(regressions,))
     console = Console()
+    if expectation_paths:
+        console.print(f"expectations: {', '.join(map(str, expectation_paths))} ({len(expectations.entries)} "
+                      f"entries): the divergences they cover are not findings (--no-expectations reports them)",
+                      highlight=False, markup=False, soft_wrap=True)
     for s in skipped:
         console.print(f"[yellow]skipped runtime[/] {escape(s.runtime)}: {escape(s.reason)}", highlight=False)
     display = None if quiet else LiveDisplay(console, budget)
@@ -121,6 +150,15 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, ops, dtypes, j
     else:
         result = campaign.run()
     _summary(console, campaign, result, config)
+    if result.written and keep:
+        from conformance.fuzz.reproducer import keep as keep_findings
+        copies = keep_findings([w.path for w in result.written], regressions)
+        console.print(f"kept: {len(copies)} findings copied into {regressions}", highlight=False, markup=False,
+                      soft_wrap=True)
+    elif result.written:
+        console.print(f"to keep them in the corpus, copy them into {regressions}/ (--keep does it as they are "
+                      f"written); to report one upstream: README.md, \"Reporting a finding upstream\"",
+                      highlight=False, markup=False, soft_wrap=True)
     sys.exit(EXIT_FINDINGS if result.written else EXIT_OK)
 
 

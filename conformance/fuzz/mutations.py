@@ -1,5 +1,5 @@
 """Invalid cases: a valid case with exactly one constraint broken. The checker that names the
-constraints a case breaks, :func:`~conformance.case.features.broken_constraints`, is re-exported.
+constraints a case breaks, :func:`~conformance.case.constraints.broken_constraints`, is re-exported.
 
 A mutation breaks one of the constraints of :mod:`conformance.case.features`' table: every id
 there but ``layout`` and ``attribute:<name>``, which only the corpus breaks.
@@ -17,7 +17,7 @@ import numpy as np
 from hypothesis import event
 from hypothesis import strategies as st
 
-from conformance.case.features import broken_constraints  # noqa: F401 - the checker of what a mutation breaks
+from conformance.case.constraints import broken_constraints  # noqa: F401 - the checker of what a mutation breaks
 from conformance.case.model import Case
 from conformance.case.vocabulary import ACTIVATIONS_PER_DIRECTION, DEFAULT_ACTIVATIONS, DIRECTIONS, GATES
 
@@ -96,7 +96,7 @@ def mutate(rec, base: Case) -> Case:
 def expected_constraint(case: Case) -> str:
     """The constraint id the case's mutation meant to break (from its recorded draws)."""
     p = case.params
-    kind = p.get("mutation")
+    kind = p.get("mutation", "")
     return {
         "shape": f"shape:{p.get('mutation.input')}", "hidden_size": "hidden_size", "direction": "direction",
         "activations_count": "activations.count", "activation_unknown": "activations.unknown",

@@ -4,8 +4,8 @@ removal makes the failure go away (its *cause*).
 
 Hypothesis shrinks draws, not meanings: a shrunk case can keep a clip, a bias or an unused
 activation name that its failure does not need, because no shorter draw sequence drops it while
-still failing. The removals here are the ablation's (:data:`conformance.run.ablation.FEATURES`)
-plus a few that reach the defaults the strategies cannot shrink to in one step (a bidirectional
+still failing. The removals are the feature table's (:data:`conformance.case.features.REDUCTIONS`): the
+ablation's plus a few that reach the defaults the strategies cannot shrink to in one step (a bidirectional
 case to its reverse pass, full sequence lengths and zero peepholes to absent inputs). Each removal
 is checked by running the reduced case on the finding's targets only.
 """
@@ -14,53 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
-
-from conformance.run.ablation import FEATURES, Feature, _replace, _without_tensors
-
-
-def _reverse_only(case):
-    """A bidirectional case as its reverse pass alone (the second half of every per-direction value)."""
-    attrs = dict(case.attributes, direction="reverse")
-    tensors = dict(case.tensors)
-    for name in ("W", "R", "B", "initial_h", "initial_c", "P"):
-        if name in tensors:
-            tensors[name] = np.ascontiguousarray(tensors[name][1:])
-    for key in ("activations", "activation_alpha", "activation_beta"):
-        if key in attrs and len(attrs[key]) % 2 == 0:
-            attrs[key] = list(attrs[key])[len(attrs[key]) // 2:]
-    return _replace(case, "reverse", attrs, tensors)
-
-
-def _full_lengths(case):
-    lens = case.tensors.get("sequence_lens")
-    return lens is not None and lens.size > 0 and bool(np.all(lens == case.shape["seq_length"]))
-
-
-_BY_NAME = {f.name: f for f in FEATURES}
-
-#: the order removals are tried in: whole-case simplifications first, then attributes, then inputs
-REDUCTIONS = (
-    _BY_NAME["outputs"], _BY_NAME["dtype"], _BY_NAME["layout"],
-    Feature("bidirectional", lambda c: c.direction == "bidirectional", _reverse_only, lambda c: "bidirectional"),
-    _BY_NAME["direction"], _BY_NAME["activations"], _BY_NAME["activation_params"], _BY_NAME["activation_spelling"],
-    _BY_NAME["clip"], _BY_NAME["input_forget"], _BY_NAME["linear_before_reset"], _BY_NAME["peepholes"],
-    Feature("zero_peepholes", lambda c: "P" in c.tensors and not np.any(c.tensors["P"] != 0),
-            lambda c: _without_tensors(c, "no-P", "P"), lambda c: "P is given (zeros)"),
-    _BY_NAME["sequence_lens"],
-    Feature("full_lengths", _full_lengths, lambda c: _without_tensors(c, "no-lengths", "sequence_lens"),
-            lambda c: "sequence_lens is given (full)"),
-    _BY_NAME["initial_h"], _BY_NAME["initial_c"],
-    Feature("zero_bias", lambda c: "B" in c.tensors and not np.any(c.tensors["B"] != 0),
-            lambda c: _without_tensors(c, "no-B", "B"), lambda c: "B is given (zeros)"),
-    _BY_NAME["B"],
-)
+from conformance.case.features import REDUCTIONS
+from conformance.case.model import Case
 
 
 @dataclasses.dataclass
 class Reduction:
-    case: object               # the reduced case (the input case when nothing could be removed)
-    removed: list              # names of the removals kept
+    case: Case                 # the reduced case (the input case when nothing could be removed)
+    removed: list[str]         # names of the removals kept
     tried: int                 # cases run
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,11 +15,10 @@ import numpy as np
 import yaml
 
 from conformance.case.model import Case
-from conformance.case.vocabulary import OUTPUTS
+from conformance.case.vocabulary import ATTRIBUTE_TABLE, OUTPUTS
 from conformance.fuzz.signature import generalize, parse_signature, signature_hash, violated_for
 
-ATTRIBUTE_ORDER = ("hidden_size", "direction", "activations", "activation_alpha", "activation_beta", "clip",
-                   "linear_before_reset", "input_forget", "layout")
+ATTRIBUTE_ORDER = tuple(a.name for a in ATTRIBUTE_TABLE)
 TENSOR_ORDER = ("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P")
 
 
@@ -71,7 +71,7 @@ def case_document(case: Case, clause: list, description: str, finding: dict | No
     return doc
 
 
-def render(doc: dict, header: list[str] = ()) -> str:
+def render(doc: dict, header: Sequence[str] = ()) -> str:
     body = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     lines = [f"# {line}".rstrip() for line in header]
     return "\n".join(lines) + ("\n" if lines else "") + body
@@ -82,13 +82,17 @@ def file_name(case: Case, runtime: str, verdict: str, sig: str) -> str:
     return f"{slug}-{signature_hash(sig)}.yaml"
 
 
+def shown_path(path: Path) -> str:
+    """``path`` as a command line names it: relative to the current folder where it is inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def repro_command(path: Path, records: list[dict], plugins: dict) -> str:
     """`conformance run <file> --runtime ... [--runtime-plugin ...] [--spec ...]` for the failing targets."""
-    try:
-        shown = path.resolve().relative_to(Path.cwd().resolve())
-    except ValueError:
-        shown = path
-    cmd = ["conformance", "run", str(shown)]
+    cmd = ["conformance", "run", shown_path(path)]
     for runtime in sorted({r["runtime"] for r in records}):
         cmd += ["--runtime", runtime]
         if runtime in plugins:
@@ -172,6 +176,12 @@ class FindingIndex:
     def add(self, known: Known) -> None:
         self.by_signature[known.signature] = known
 
+    def merge(self, other: "FindingIndex") -> None:
+        """Another folder's findings known as well (this folder's win on the same signature)."""
+        for signature, known in other.by_signature.items():
+            self.by_signature.setdefault(signature, known)
+        self.problems += other.problems
+
     def covering(self, origin_key: tuple, tokens) -> Known | None:
         """The written finding that subsumes an example of this origin with these features, if any."""
         for known in self.by_signature.values():
@@ -181,3 +191,23 @@ class FindingIndex:
 
     def __len__(self) -> int:
         return len(self.by_signature)
+
+
+def keep(paths, folder: Path) -> list[Path]:
+    """Copy written findings into ``folder`` (``conformance fuzz --keep``: the repository's
+    cases/regressions/), their repro commands naming the copy; the copies, in order."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    copies = []
+    for path in paths:
+        path = Path(path)
+        target = folder / path.name
+        if target.resolve() != path.resolve():
+            text = path.read_text(encoding="utf-8")
+            old, new = shlex.quote(shown_path(path)), shlex.quote(shown_path(target))
+            # the repro in the header and in finding.repro (where YAML may fold the line after `run`)
+            text = re.sub(r"(conformance run\s+)" + re.escape(old) + r"(?=\s)",
+                          r"\g<1>" + new.replace("\\", "\\\\"), text)
+            target.write_text(text, encoding="utf-8")
+        copies.append(target)
+    return copies

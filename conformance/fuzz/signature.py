@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import hashlib
 
-from conformance.case.features import broken_constraints, features
+from conformance.case.constraints import broken_constraints
+from conformance.case.features import features
 from conformance.specs import SPECS
 
 

@@ -66,6 +66,26 @@ class Limits:
     max_batch_size: int = 4
     max_input_size: int = 6
     max_hidden_size: int = 6
+    #: opt-in: sizes drawn toward production shapes and SIMD/GEMM edges (``production_sizes``);
+    #: the oracle then takes its float64 fast path (oracles/fast.py, docs/production.md)
+    production: bool = False
+
+
+#: sizes where vectorised kernels change path: SIMD widths and GEMM blocks, each side of them
+EDGE_SIZES = (1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257,
+              511, 512, 513, 1023, 1024)
+
+
+def production_sizes(maximum: int) -> st.SearchStrategy[int]:
+    """A size up to ``maximum``: an edge size (EDGE_SIZES) or any, edges three times as often."""
+    edges = [n for n in EDGE_SIZES if n <= maximum] or [1]
+    return st.one_of(st.sampled_from(edges), st.sampled_from(edges), st.sampled_from(edges),
+                     st.integers(1, maximum))
+
+
+#: the production tier's reach (cases/production/): opt in with Scope(limits=PRODUCTION_LIMITS)
+PRODUCTION_LIMITS = Limits(max_seq_length=500, max_batch_size=64, max_input_size=1024,
+                           max_hidden_size=1024, production=True)
 
 
 @dataclass(frozen=True)
@@ -82,7 +102,8 @@ class Scope:
     def key(self) -> str:
         return (f"v{STRATEGY_VERSION}:{','.join(self.ops)}:{','.join(self.forms)}:{','.join(self.dtypes)}:"
                 f"{self.limits.max_seq_length},{self.limits.max_batch_size},{self.limits.max_input_size},"
-                f"{self.limits.max_hidden_size}:{self.invalid_weight}/{self.valid_weight}")
+                f"{self.limits.max_hidden_size}{':production' if self.limits.production else ''}:"
+                f"{self.invalid_weight}/{self.valid_weight}")
 
 
 class Recorder:
@@ -168,14 +189,15 @@ def _valid(rec: Recorder, scope: Scope, check_overflow: bool = True) -> Case:
     present["P"] = rec(st.booleans(), "P") and op == "LSTM"
 
     lim = scope.limits
-    S = rec(st.integers(1, lim.max_seq_length), "seq_length")
+    size = production_sizes if lim.production else (lambda n: st.integers(1, n))
+    S = rec(size(lim.max_seq_length), "seq_length")
     S = 1 if form == "cell" else S
-    B = rec(st.integers(1, lim.max_batch_size), "batch_size")
-    I = rec(st.integers(1, lim.max_input_size), "input_size")  # noqa: E741
-    H = rec(st.integers(1, lim.max_hidden_size), "hidden_size")
+    B = rec(size(lim.max_batch_size), "batch_size")
+    I = rec(size(lim.max_input_size), "input_size")  # noqa: E741
+    H = rec(size(lim.max_hidden_size), "hidden_size")
     attributes = {"hidden_size": H, **attributes}
     shape = {"seq_length": S, "batch_size": B, "input_size": I}
-    lens = rec(st.lists(st.integers(0, S).map(lambda k, S=S: S - k), min_size=B, max_size=B),
+    lens = rec(st.lists(st.integers(0, S).map(lambda k: S - k), min_size=B, max_size=B),
                "sequence_lens.values")
 
     special = V.specials(dtype, attributes)

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import click
 
+from conformance.baseline import Baseline
 from conformance.compare.verdicts import FAILING
-from conformance.gate import Baseline, Expectations, ExpectationsError, classify
+from conformance.gate import Expectations, ExpectationsError, classify
 from conformance.report.html import render
 from conformance.report.junit import write_junit
 from conformance.report.markdown import write_markdown

@@ -13,12 +13,14 @@ import json
 import math
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
 from conformance.compare.verdicts import COLOURS as VERDICT_COLOURS
 from conformance.compare.verdicts import FAILING, MEANING, PAGED, SEVERITY, SHORT, severity, worst
-from conformance.report import view
+from conformance.report import causes, differences, matrix, view
+from conformance.report.artifacts import keeps_detail
 from conformance.report.svg import error_plot, series_of
 from conformance.report.view import family_of, num
 from conformance.run.files import write_atomic
@@ -98,7 +100,7 @@ def _runs(run_info) -> list[dict]:
     return [dict(r) for r in (run_info if isinstance(run_info, list) else [run_info]) if r]
 
 
-def _run_targets(runs: list[dict], targets: list[view.Target]) -> list[dict]:
+def _run_targets(runs: list[dict], targets: list[matrix.Target]) -> list[dict]:
     """Every target with its description: run.json's list, then any that only the records name."""
     described = {}
     for run in runs:
@@ -170,7 +172,7 @@ class CaseView:
         """Distinct values of a record field, each with the targets that share it. A tolerance's
         per-record figures (worst_bound, worst_allowed, ...) are left out: the rule is what is
         shared, and the worst elements table shows each target's figures."""
-        groups = {}
+        groups: dict[str, dict[str, Any]] = {}
         for r in self.records:
             value = r.get(key)
             if not value:
@@ -185,7 +187,7 @@ class CaseView:
         return list(groups.values())
 
     def _notes(self) -> list[dict]:
-        groups = {}
+        groups: dict[str, list[str]] = {}
         for r in self.records:
             for n in r.get("notes") or []:
                 groups.setdefault(str(n), []).append(r["target"])
@@ -193,7 +195,7 @@ class CaseView:
 
     def _unspecified(self) -> list[dict]:
         """Elements the spec leaves undefined, compared across the targets that produced them."""
-        per_output = defaultdict(dict)
+        per_output: defaultdict[str, dict[str, list]] = defaultdict(dict)  # output -> target -> values
         for r in self.records:
             values_by_output = r.get("unspecified_values")
             for output, values in (values_by_output.items() if isinstance(values_by_output, dict) else ()):
@@ -235,60 +237,88 @@ def _write(path: Path, text: str) -> None:
     write_atomic(path, text)
 
 
-def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | None = None) -> Path:
-    """Write ``out_dir/index.html``, ``out_dir/families/*.html`` and ``out_dir/cases/*.html`` (one
-    per case with a verdict in fail, rejected, accepted-invalid, crash, timeout, error,
-    unspecified); returns the path of index.html."""
+def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | None = None,
+           artifacts: str = "failing") -> Path:
+    """Write ``out_dir/index.html`` (self-contained), ``out_dir/families/*.html`` and
+    ``out_dir/cases/*.html`` (with ``report.css`` and ``report.js`` beside index.html, which they
+    share); returns the path of index.html. A case gets a page when one of its pairs diverges and
+    the gate does not excuse it (``artifacts="failing"``, the default: see
+    :mod:`conformance.report.artifacts`); with ``artifacts="full"``, every case with a verdict in
+    fail, rejected, accepted-invalid, crash, timeout, error or unspecified gets one."""
     out_dir = Path(out_dir)
     env = _env()
     _remove_stale_pages(out_dir)
     records = [r for r in records if r.get("case") and r.get("target")]
-    targets = view.collect_targets(records)
+    targets = matrix.collect_targets(records)
     order = {t.id: t.index for t in targets}
     runs = _runs(run_info)
     labels = {t.id: t.id for t in targets}
 
     by_case = defaultdict(list)
+    records_of_target: defaultdict[str, list[dict]] = defaultdict(list)
     for r in records:
         by_case[r["case"]].append(r)
-    paged = {c for c, recs in by_case.items()
-             if any(r["verdict"] in PAGED or r["verdict"] not in SEVERITY
-                    or (r.get("silent") or {}).get("verdict") in ("implausible", "garbage") for r in recs)}
+        records_of_target[r["target"]].append(r)
+    if artifacts == "full":
+        paged = {c for c, recs in by_case.items()
+                 if any(r["verdict"] in PAGED or r["verdict"] not in SEVERITY
+                        or (r.get("silent") or {}).get("verdict") in ("implausible", "garbage") for r in recs)}
+    else:
+        paged = {c for c, recs in by_case.items() if any(keeps_detail(r) for r in recs)}
     case_href = {c: f"cases/{view.slug(c)}.html" for c in paged}
 
-    ops = view.group_families(records, targets)
-    runtimes, setups = view.header_groups(targets)
+    ops = matrix.group_families(records, targets)
+    runtimes, setups = matrix.header_groups(targets)
     generated = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     common = {"targets": targets, "runtimes": runtimes, "setups": setups, "generated": generated}
 
     clusters_view = None
+    by_pair = {(r["case"], r["target"]): r for r in records}
     if clusters is not None:
         clusters_view = []
         for c in clusters:
             c = dict(c)
-            cases = [str(x) for x in (c.get("cases") or [])]
-            seen_ops = {str(by_case[x][0].get("op", "")) for x in cases if by_case.get(x)}
-            c.update(cases=cases, op=seen_ops.pop() if len(seen_ops) == 1 else "",
-                     spec=str(c.get("target") or "").rsplit("@", 1)[-1])
+            case_ids = [str(x) for x in (c.get("cases") or [])]
+            seen_ops = {str(by_case[x][0].get("op", "")) for x in case_ids if by_case.get(x)}
+            target_ids = [str(t) for t in (c.get("targets") or [c.get("target") or "?"])]
+            by_target = {t: next((r for r in records_of_target.get(t, ())), {}) for t in target_ids}
+            marker = causes.cluster_status(c, by_pair)
+            c.update(cases=case_ids, op=seen_ops.pop() if len(seen_ops) == 1 else "", targets=target_ids,
+                     targets_line=causes.fold_targets(by_target),
+                     runtime=str(c.get("runtime") or next((view.runtime_family(r) for r in by_target.values() if r),
+                                                          target_ids[0].split("/", 1)[0])),
+                     specs=sorted({str(r.get("spec", "")) for r in by_target.values() if r}, key=view.spec_key),
+                     status=marker["status"], where=marker["where"])
             clusters_view.append(c)
-        clusters_view.sort(key=lambda c: (-len(c["cases"]), str(c.get("target", ""))))
+        rank = {"new": 0, "fixed": 1, "baseline": 2, "expected": 3, "": 4}
+        clusters_view.sort(key=lambda c: (rank.get(c["status"], 4), -len(c["cases"]), str(c.get("runtime", "")),
+                                          str(c.get("cause", ""))))
 
-    counts = defaultdict(int)
+    counts: defaultdict[str, int] = defaultdict(int)
     for r in records:
         counts[r["verdict"]] += 1
+    versions = differences.version_differences(records)
+    ir = differences.ir_vs_frontend(records)
+    spec_fams = differences.spec_family_differences(records)
     index = env.get_template("index.html.j2").render(
         **common, root="", runs=runs, run_targets=_run_targets(runs, targets), ops=ops,
-        totals=view.totals(records, targets), counts=dict(counts), n_records=len(records),
+        totals=matrix.totals(records, targets), counts=dict(counts), n_records=len(records),
         failing_total=sum(n for v, n in counts.items() if v in FAILING),
         n_cases=len(by_case), n_paged=len(paged), case_href=case_href, gate=view.gate_summary(records),
-        versions=view.version_differences(records), ir=view.ir_vs_frontend(records),
-        spec_fams=view.spec_family_differences(records), clusters=clusters_view,
+        versions=versions, ir=ir, spec_fams=spec_fams, clusters=clusters_view,
         skipped=[s for run in runs for s in (run.get("skipped_runtimes") or [])],
         load_errors=sum(int(run.get("load_errors") or 0) for run in runs),
         specs=sorted({t.spec for t in targets}, key=view.spec_key),
-        op_names=[op for op, _ in ops], silent=view.silent_table(records))
+        op_names=[op for op, _ in ops], silent=view.silent_table(records),
+        parts=causes.split(causes.causes(records, clusters)))
     index_path = out_dir / "index.html"
     _write(index_path, index)
+    _write(out_dir / "differences.html", env.get_template("differences.html.j2").render(
+        **common, root="", case_href=case_href, versions=versions, ir=ir, spec_fams=spec_fams,
+        gate=view.gate_summary(records), specs=sorted({t.spec for t in targets}, key=view.spec_key),
+        op_names=[op for op, _ in ops]))
+    _write(out_dir / "report.css", env.get_template("report.css.j2").render())
+    _write(out_dir / "report.js", env.get_template("report.js.j2").render())
 
     family_tpl = env.get_template("family.html.j2")
     for _, fams in ops:

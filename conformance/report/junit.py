@@ -70,11 +70,11 @@ def testcase(rec: dict) -> ET.Element:
 
 
 def to_xml(records: list[dict]) -> ET.ElementTree:
-    by_target = defaultdict(list)
+    by_target: defaultdict[str, list[dict]] = defaultdict(list)
     for r in records:
         by_target[r["target"]].append(r)
     root = ET.Element("testsuites", {"name": "rnn-conformance"})
-    totals = defaultdict(int)
+    totals: defaultdict[str, float] = defaultdict(int)  # counts, and the float "time"
     for target in sorted(by_target, key=natural_key):
         recs = sorted(by_target[target], key=lambda r: natural_key(r["case"]))
         cases = [testcase(r) for r in recs]

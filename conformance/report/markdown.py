@@ -9,6 +9,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from conformance.compare.verdicts import FAILING, SEVERITY, severity
+from conformance.report.causes import causes, cluster_status, split
 from conformance.report.view import gate_summary, natural_key, safe_link, silent_table, spec_key
 from conformance.run.files import write_atomic
 from conformance.runtimes.effective import describe_host
@@ -78,9 +79,34 @@ def summary(records: list[dict], run_info=None, clusters: list[dict] | None = No
                    f"nothing separates known divergences from new ones)")
     out.append("")
 
+    # what is new, and why: the divergences by cause, new first, then fixed, then the known ones (folded)
+    parts = split(causes(records, clusters))
+    title = "What is new, and why" if gate else "Divergences by cause (no gate: every divergence counts as new)"
+    out += [f"## {title}", ""]
+    if not parts["new"]:
+        out.append("No new divergence.")
+    for g in parts["new"][:MAX_LISTED]:
+        out.append(_cause_line(g))
+        if g["repro"]:
+            out.append(f"  {code(g['repro'])}")
+    if len(parts["new"]) > MAX_LISTED:
+        out.append(f"- … and {len(parts['new']) - MAX_LISTED} more causes (see the HTML report)")
+    for g in parts["fixed"]:
+        out.append(_cause_line(g))
+    out.append("")
+    if parts["known"]:
+        n = sum(len(g["records"]) for g in parts["known"])
+        out += ["<details><summary>" + text(f"{n} known divergent pairs in {len(parts['known'])} causes "
+                                            f"(expected, or failing in the baseline too)") + "</summary>", ""]
+        for g in parts["known"]:
+            link = safe_link(g["link"])
+            out.append(_cause_line(g) + (f" — {text(g['kind'])}: {text(g['reason'])}" if g["reason"] else "")
+                       + (f" ({link})" if link else ""))
+        out += ["", "</details>", ""]
+
     # verdicts per target
     verdicts = [v for v in SEVERITY if counts.get(v)] + sorted(v for v in counts if v not in SEVERITY)
-    by_target = defaultdict(Counter)
+    by_target: defaultdict[str, Counter[str]] = defaultdict(Counter)
     for r in records:
         by_target[r["target"]][r["verdict"]] += 1
     out += ["## Verdicts per target", "", "| target | " + " | ".join(verdicts) + " |",
@@ -89,42 +115,29 @@ def summary(records: list[dict], run_info=None, clusters: list[dict] | None = No
         out.append(f"| {code(t)} | " + " | ".join(str(by_target[t].get(v, 0) or "") for v in verdicts) + " |")
     out.append("")
 
-    # the divergences that matter
+    # the flat list, one row per (case, verdict), folded
     if gate:
-        listed, title = gate["new"], "New divergences"
+        listed, title = gate["new"], "New divergent pairs"
     else:
         listed = sorted((r for r in records if r["verdict"] in FAILING),
                         key=lambda r: (severity(r["verdict"]), natural_key(r["case"]), r["target"]))
-        title = "Divergences"
+        title = "Divergent pairs"
     groups = defaultdict(list)   # one entry per (case, verdict), naming every target it hit
     for r in listed:
         groups[(r["case"], r["verdict"])].append(r)
-    out += [f"## {title} ({len(listed)} verdicts, {len(groups)} case × verdict)", ""]
-    if not listed:
-        out.append("None.")
-    for (case, verdict), recs in list(groups.items())[:MAX_LISTED]:
-        recs = sorted(recs, key=lambda r: (r["target"].rsplit("@", 1)[0], spec_key(r["target"].rsplit("@", 1)[-1])))
-        first = recs[0]
-        where = ", ".join(code(r["target"]) for r in recs)
-        out.append(f"- **{text(verdict)}** {code(case)} on {where}: {text(_first_line(first.get('message')))}")
-        if first.get("repro"):
-            out.append(f"  {code(first['repro'])}")
-    if len(groups) > MAX_LISTED:
-        out.append(f"- … and {len(groups) - MAX_LISTED} more (see the HTML report)")
-    out.append("")
-
-    if gate and (gate["expected"] or gate["fixed"]):
-        out += ["## Known divergences", ""]
-        for e in gate["expected"]:
-            link = safe_link(e["link"])
-            out.append(f"- {len(e['records'])} expected ({text(e['kind'])}): {text(e['reason'])}"
-                       + (f" ({link})" if link else ""))
-        if gate["fixed"]:
-            out.append(f"- **{len(gate['fixed'])} fixed**: an expectation covers them but they pass now; "
-                       f"the entry can go:")
-            for r in gate["fixed"][:MAX_LISTED]:
-                out.append(f"  - {code(r['case'])} on {code(r['target'])}")
-        out.append("")
+    if listed:
+        out += ["<details><summary>" + text(f"{title}: {len(listed)} verdicts, {len(groups)} case × verdict")
+                + "</summary>", ""]
+        for (case, verdict), recs in list(groups.items())[:MAX_LISTED]:
+            recs = sorted(recs, key=lambda r: (r["target"].rsplit("@", 1)[0], spec_key(r["target"].rsplit("@", 1)[-1])))
+            first = recs[0]
+            where = ", ".join(code(r["target"]) for r in recs)
+            out.append(f"- **{text(verdict)}** {code(case)} on {where}: {text(_first_line(first.get('message')))}")
+            if first.get("repro"):
+                out.append(f"  {code(first['repro'])}")
+        if len(groups) > MAX_LISTED:
+            out.append(f"- … and {len(groups) - MAX_LISTED} more (see the HTML report)")
+        out += ["", "</details>", ""]
 
     out += ["## Divergence clusters", ""]
     if clusters is None:
@@ -132,10 +145,20 @@ def summary(records: list[dict], run_info=None, clusters: list[dict] | None = No
     elif not clusters:
         out.append("The ablation step formed no cluster.")
     else:
-        for c in sorted(clusters, key=lambda c: -len(c.get("cases") or [])):
+        by_pair = {(r["case"], r["target"]): r for r in records}
+        marked = [(cluster_status(c, by_pair), c) for c in clusters]
+        rank = {"new": 0, "fixed": 1, "baseline": 2, "expected": 3, "": 4}
+        marked.sort(key=lambda mc: (rank.get(mc[0]["status"], 4), -len(mc[1].get("cases") or [])))
+        out += [f"<details><summary>{len(clusters)} clusters, one per cause and runtime</summary>", ""]
+        for m, c in marked:
             n = len(c.get("cases") or [])
-            out.append(f"- **{text(c.get('cause') or '(no cause named)')}**: {n} case{'s' if n != 1 else ''}, "
-                       f"{text(c.get('verdict', '?'))} on {code(c.get('target', '?'))}")
+            targets = c.get("targets") or [c.get("target", "?")]
+            mark = f"**{m['status']}** " if m["status"] else ""
+            out.append(f"- {mark}{text(c.get('runtime') or '')} **{text(c.get('cause') or '(no cause named)')}**: "
+                       f"{n} case{'s' if n != 1 else ''}, {text(c.get('verdict', '?'))} on "
+                       f"{len(targets)} target{'s' if len(targets) != 1 else ''}"
+                       + (f" (expected: {text(', '.join(m['where']))})" if m["where"] else ""))
+        out += ["", "</details>"]
     out.append("")
 
     table = silent_table(records)
@@ -177,6 +200,18 @@ def _configurations(runs: list[dict]) -> list[str]:
             seen.add(name)
             lines.append(f"- {code(name)}: {text(configuration_summary(t['configuration']))}")
     return lines
+
+
+def _cause_line(g: dict) -> str:
+    """- **NEW** runtime: **the cause** — N cases, M pairs on targets; worst ...; file:line"""
+    n = len(g["cases"])
+    line = (f"- **{g['status'].upper()}** {text(g['runtime'])}: **{text(g['cause'])}** — {n} case{'s' if n != 1 else ''}, "
+            f"{len(g['records'])} pair{'s' if len(g['records']) != 1 else ''} on {text(g['targets_line'])}")
+    if g["worst"]:
+        line += f"; worst {text(g['worst'])}"
+    if g["where"]:
+        line += f" ({code(g['where'])})"
+    return line
 
 
 def write_markdown(records: list[dict], run_info, path, clusters: list[dict] | None = None) -> Path:

@@ -47,7 +47,8 @@ def _read_json(path: Path):
 
 
 def load(paths, clusters_path=None) -> Loaded:
-    runs, warnings = [], []
+    runs = []
+    warnings: list[str] = []
     for i, raw in enumerate(paths):
         res = results_path(raw)
         info_path = res.parent / "run.json"

@@ -44,7 +44,7 @@ def series_of(rec: dict) -> dict | None:
 def _spread(series) -> dict:
     """Single-point series (worst element only) often coincide: several targets with the same
     wrong answer. Spread coinciding markers sideways so that each target's shows."""
-    groups = {}
+    groups: dict[tuple[float, float], list[int]] = {}
     for i, (_, s) in enumerate(series):
         if s["source"] != "worst":
             continue

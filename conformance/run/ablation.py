@@ -25,9 +25,10 @@ import json
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
-import numpy as np
-
+from conformance.case.features import ABLATIONS, Removal
+from conformance.case.model import Case
 from conformance.case.vocabulary import DEFAULT_ACTIVATIONS, canonical_activation
 from conformance.run.engine import Engine, Options
 from conformance.run.files import write_atomic
@@ -41,96 +42,6 @@ ABLATED_VERDICTS = ("fail", "rejected")
 CLEAN = ("pass", "unspecified", "within-declared")
 PINNED = "precision=pinned"
 VERB = {"fail": "fails", "rejected": "rejects the case", "crash": "crashes", "timeout": "times out"}
-
-
-@dataclasses.dataclass(frozen=True)
-class Feature:
-    name: str
-    present: object        # case -> bool
-    remove: object         # case -> Case without the feature
-    sentence: object       # case -> words for "fails whenever ..."
-
-
-def _replace(case, suffix: str, attributes=None, tensors=None, **fields):
-    attrs = dict(case.attributes if attributes is None else attributes)
-    tens = dict(case.tensors if tensors is None else tensors)
-    return dataclasses.replace(case, id=f"{case.id}~{suffix}", attributes=attrs, tensors=tens, **fields)
-
-
-def _without_attrs(case, suffix, *names):
-    return _replace(case, suffix, {k: v for k, v in case.attributes.items() if k not in names})
-
-
-def _without_tensors(case, suffix, *names):
-    return _replace(case, suffix, tensors={k: v for k, v in case.tensors.items() if k not in names})
-
-
-def _forward(case):
-    attrs = dict(case.attributes, direction="forward")
-    tensors = dict(case.tensors)
-    if case.direction == "bidirectional":
-        for name in ("W", "R", "B", "initial_h", "initial_c", "P"):
-            if name in tensors:
-                tensors[name] = np.ascontiguousarray(tensors[name][:1])
-        for key in ("activations", "activation_alpha", "activation_beta"):
-            if key in attrs and len(attrs[key]) % 2 == 0:
-                attrs[key] = list(attrs[key])[: len(attrs[key]) // 2]
-    return _replace(case, "forward", attrs, tensors)
-
-
-def _float32(case):
-    tensors = {k: (v.astype(np.float32) if v.dtype.kind == "f" or v.dtype.name == "bfloat16" else v)
-               for k, v in case.tensors.items()}
-    return _replace(case, "float32", tensors=tensors, dtype="float32")
-
-
-def _canonical_names(case):
-    attrs = dict(case.attributes)
-    attrs["activations"] = [canonical_activation(a) or a for a in attrs["activations"]]
-    return _replace(case, "onnx-spelling", attrs)
-
-
-def _partial(case):
-    lens = case.tensors.get("sequence_lens")
-    return lens is not None and bool(np.any(lens < case.shape["seq_length"]))
-
-
-FEATURES = (
-    Feature("clip", lambda c: "clip" in c.attributes, lambda c: _without_attrs(c, "no-clip", "clip"),
-            lambda c: "clip is set"),
-    Feature("peepholes", lambda c: "P" in c.tensors and bool(np.any(c.tensors["P"] != 0)),
-            lambda c: _without_tensors(c, "no-peepholes", "P"), lambda c: "peepholes are non-zero"),
-    Feature("input_forget", lambda c: c.attributes.get("input_forget", 0) == 1,
-            lambda c: _without_attrs(c, "no-input_forget", "input_forget"), lambda c: "input_forget is 1"),
-    Feature("sequence_lens", _partial, lambda c: _without_tensors(c, "full-lengths", "sequence_lens"),
-            lambda c: "sequence lengths are partial" + (" or 0" if np.any(c.tensors["sequence_lens"] == 0) else "")),
-    Feature("direction", lambda c: c.direction != "forward", _forward,
-            lambda c: f"the direction is {c.direction}"),
-    Feature("activation_params", lambda c: "activation_alpha" in c.attributes or "activation_beta" in c.attributes,
-            lambda c: _without_attrs(c, "no-alpha-beta", "activation_alpha", "activation_beta"),
-            lambda c: "activation_alpha/beta are given"),
-    Feature("activations", lambda c: "activations" in c.attributes and
-            [canonical_activation(a) for a in c.attributes["activations"]]
-            not in (DEFAULT_ACTIVATIONS[c.op], DEFAULT_ACTIVATIONS[c.op] * 2),
-            lambda c: _without_attrs(c, "default-activations", "activations", "activation_alpha", "activation_beta"),
-            lambda c: "non-default activations are used"),
-    Feature("activation_spelling", lambda c: "activations" in c.attributes and
-            any(canonical_activation(a) != a for a in c.attributes["activations"]), _canonical_names,
-            lambda c: "activation names are not in ONNX's spelling"),
-    Feature("linear_before_reset", lambda c: c.attributes.get("linear_before_reset", 0) != 0,
-            lambda c: _without_attrs(c, "lbr-0", "linear_before_reset"), lambda c: "linear_before_reset is 1"),
-    Feature("layout", lambda c: c.layout == 1, lambda c: _without_attrs(c, "layout-0", "layout"),
-            lambda c: "layout is 1 (batch-major)"),
-    Feature("initial_h", lambda c: "initial_h" in c.tensors, lambda c: _without_tensors(c, "no-initial_h", "initial_h"),
-            lambda c: "initial_h is given"),
-    Feature("initial_c", lambda c: "initial_c" in c.tensors, lambda c: _without_tensors(c, "no-initial_c", "initial_c"),
-            lambda c: "initial_c is given"),
-    Feature("B", lambda c: "B" in c.tensors and bool(np.any(c.tensors["B"] != 0)),
-            lambda c: _without_tensors(c, "no-bias", "B"), lambda c: "a bias B is given"),
-    Feature("dtype", lambda c: c.dtype != "float32", _float32, lambda c: f"the dtype is {c.dtype}"),
-    Feature("outputs", lambda c: bool(c.outputs), lambda c: _replace(c, "all-outputs", outputs=()),
-            lambda c: f"only {'+'.join(c.outputs)} is requested"),
-)
 
 
 def _family(case_id: str) -> str:
@@ -198,7 +109,8 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
     cases_by_id = {c.id: c for c in cases}
     targets_by_id = {t.id: t for t in targets}
     folder = Path(out_dir) / "ablation"
-    explained = []   # (target, verdict, family, case ids, cause, features, ablations)
+    # ((target, verdict, family, declared), case ids, cause, features, ablations)
+    explained: list[tuple[tuple[str, str, str, str], list[str], str, list[str], list[dict[str, Any]]]] = []
     spent = 0
     by_target = defaultdict(list)
     for key, ids in sorted(groups(records, cases_by_id).items()):
@@ -218,10 +130,10 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
         if within:
             spent += _ablate_configuration(within, target, targets, cases_by_id, records, pool, folder, timeout,
                                            explained, budget - spent, deadline, out_of_time)
-        plans = []
+        plans: list[tuple[tuple[str, str, str, str], list[str], Case, list[Removal], dict[str, Case]]] = []
         for key, ids in items:
             case = cases_by_id[ids[0]]
-            present = [f for f in FEATURES if f.present(case)]
+            present = [f for f in ABLATIONS if f.present(case)]
             if len(plans) >= quota[target_id] or spent + len(present) > budget:
                 explained.append((key, ids, "not ablated: the ablation budget was spent", [], []))
                 continue
@@ -279,7 +191,7 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
                          ) + _beyond(key, records)
                 features = []
             explained.append((key, ids, cause, features, results))
-    clusters = _merge(explained, cases_by_id)
+    clusters = _merge(explained, cases_by_id, {t.id: t.runtime_family for t in targets})
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     write_atomic(Path(out_dir) / "clusters.json", json.dumps(clusters, indent=2))
     return clusters
@@ -328,7 +240,7 @@ def _ablate_configuration(within, target, targets, cases_by_id, records, pool, f
 def _fair_quota(by_target: dict, cases_by_id: dict, budget: int) -> dict:
     """How many groups of each target to ablate: round-robin over the targets until the budget
     (in single-feature runs, leaving a fifth for pairs) is spent."""
-    costs = {t: [sum(f.present(cases_by_id[ids[0]]) for f in FEATURES) for _, ids in items]
+    costs = {t: [sum(f.present(cases_by_id[ids[0]]) for f in ABLATIONS) for _, ids in items]
              for t, items in by_target.items()}
     quota = dict.fromkeys(by_target, 0)
     left = int(budget * 0.8)
@@ -344,18 +256,31 @@ def _fair_quota(by_target: dict, cases_by_id: dict, budget: int) -> dict:
     return quota
 
 
-def _merge(explained, cases_by_id: dict | None = None) -> list[dict]:
-    """One cluster per (target, verdict, cause). The sentences name no values (clip 0.5, Elu), so
-    one cause is one cluster; the activations a cluster's cases use are listed beside it."""
-    merged = {}
+def _merge(explained, cases_by_id: dict | None = None, family_of_target: dict | None = None) -> list[dict]:
+    """One cluster per (runtime family, verdict, cause), merged across spec versions, devices and
+    configurations: the targets it shows on are listed (``targets``, and ``cases_by_target``: which
+    of its cases failed where). The sentences name no values (clip 0.5, Elu), so one cause is one
+    cluster; the activations a cluster's cases use are listed beside it. A cause that names no
+    feature (the plain path diverges) is one per case family. ``target`` is the first target, for
+    readers of the one-target clusters written before."""
+    family_of_target = family_of_target or {}
+    merged: dict[tuple[str, str, str], dict[str, Any]] = {}
     for (target, verdict, family, _), ids, cause, features, results in explained:
-        key = (target, verdict, cause if features else f"{family}: {cause}")
-        c = merged.setdefault(key, {"target": target, "verdict": verdict, "cause": cause, "features": features,
-                                    "families": [], "cases": [], "ablations": []})
-        c["families"].append(family)
-        c["cases"] += ids
-        c["ablations"] += results
+        runtime = family_of_target.get(target) or target.split("/", 1)[0]
+        key = (runtime, verdict, cause if features else f"{family}: {cause}")
+        c = merged.setdefault(key, {"runtime": runtime, "verdict": verdict, "cause": cause, "features": features,
+                                    "families": [], "cases": [], "targets": [], "cases_by_target": {},
+                                    "ablations": []})
+        if family not in c["families"]:
+            c["families"].append(family)
+        c["cases"] += [i for i in ids if i not in c["cases"]]
+        if target not in c["targets"]:
+            c["targets"].append(target)
+        c["cases_by_target"].setdefault(target, []).extend(ids)
+        c["ablations"] += [dict(a, target=target) for a in results]
     for c in merged.values():
+        c["targets"].sort()
+        c["target"] = c["targets"][0]
         if "activations" in c["features"] and cases_by_id:
             names = sorted({name for cid in c["cases"] if cid in cases_by_id
                             for name in cases_by_id[cid].attributes.get("activations", ())
@@ -363,8 +288,9 @@ def _merge(explained, cases_by_id: dict | None = None) -> list[dict]:
             if names:
                 c["activations"] = names
                 c["cause"] += f" (seen with {', '.join(names)})"
-    out = sorted(merged.values(), key=lambda c: (-len(c["cases"]), c["target"], c["cause"]))
+    out = sorted(merged.values(), key=lambda c: (-len(c["cases"]), c["runtime"], c["cause"]))
     for i, c in enumerate(out, 1):
         c["id"] = f"c{i}"
         c["size"] = len(c["cases"])
+        c["pairs"] = sum(len(v) for v in c["cases_by_target"].values())
     return out

@@ -15,15 +15,17 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from conformance.case.features import features
 from conformance.compare import FAILING, for_case, judge_computed_in, judge_outputs
 from conformance.compare.silent import DEFAULT_POLICY as SILENT_POLICY
 from conformance.compare.silent import apply_policy
 from conformance.run.files import write_atomic
-from conformance.run.workers import Job, Pool
+from conformance.run.results import Record
+from conformance.run.workers import Job, Outcome, Pool
 from conformance.runtimes.effective import BY_NAME, narrower, of_dtype
-from conformance.specs import SPECS, NotExpressible
+from conformance.specs import SPECS, NotExpressible, Program, translate
 
 ORACLE_TIMEOUT = 600.0
 
@@ -128,23 +130,6 @@ def judge_version() -> str:
     return h.hexdigest()[:12]
 
 
-def base_record(case, target) -> dict:
-    return {
-        "case": case.id, "case_digest": case.digest, "file": case.file,
-        "line": case.source.line if case.source else None,
-        "op": case.op, "form": case.form, "dtype": case.dtype, "expect": case.expect,
-        "clause": list(case.clause), "summary": case.describe(), "description": case.description,
-        "features": sorted(features(case)),
-        "attributes": case.attributes, "shape": case.shape,
-        "inputs": {name: list(arr.shape) for name, arr in case.tensors.items()},
-        "semantics": SPECS[target.spec].semantics if target.spec in SPECS else "",
-        "target": target.id, "spec": target.spec, "runtime": target.runtime,
-        "runtime_version": target.version, "device": target.device, "config": target.config,
-        "target_precision": target.precision,
-        "plugin": target.plugin,
-    }
-
-
 class Engine:
     def __init__(self, cases, targets, store, options: Options, progress=None, gate=None, overrides=None,
                  silent_policy=None):
@@ -157,9 +142,15 @@ class Engine:
         self.opt = options
         self.progress = progress or (lambda n=1: None)
         self.summary = RunSummary()
-        self.oracle = {}                  # (case index, semantics profile) -> Outcome of the oracle
-        self.waiting = defaultdict(list)  # (case index, profile) -> [(target, program, outcome)]
-        self.bounds = {}                  # (case index, profile, compute, choices) -> oracles.computed_in
+        # (case index, semantics profile) -> Outcome of the oracle
+        self.oracle: dict[tuple[int, str], Outcome] = {}
+        # (case index, profile) -> [(target, program, outcome)]
+        self.waiting: defaultdict[tuple[int, str], list[tuple[Any, Any, Outcome]]] = defaultdict(list)
+        #: runs still to be judged per (case, profile): an oracle result is dropped after its last
+        #: one (production shapes make each result hundreds of MB: docs/production.md)
+        self.runs_left: Counter[tuple[int, str]] = Counter()
+        # (case index, profile, compute, choices) -> oracles.computed_in
+        self.bounds: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Any]]] = {}
 
     def pending_pairs(self):
         """(case index, case, targets still to run) for every case with something left to run: a
@@ -215,15 +206,17 @@ class Engine:
             yield from self._schedule(ci, case, todo)
 
     def _schedule(self, ci: int, case, todo):
-        programs = {}
+        programs: dict[str, Program | NotExpressible | Exception] = {}
         for spec in sorted({t.spec for t in todo}):
             try:
-                programs[spec] = SPECS[spec].translate(case)
+                programs[spec] = translate(SPECS[spec], case)
             except Exception as exc:  # a translator bug costs its pairs, recorded as a suite error
                 programs[spec] = exc
             self._write_program(case, programs[spec])
         runnable = [t for t in todo if not isinstance(programs[t.spec], (NotExpressible, Exception))]
         if case.valid:
+            for t in runnable:
+                self.runs_left[(ci, SPECS[t.spec].semantics)] += 1
             for profile in sorted({SPECS[t.spec].semantics for t in runnable}):
                 yield Job(("oracle", (ci, profile)), "call",
                           (oracle_for, (case.op, case.attributes, case.tensors, profile, self.opt.prec)),
@@ -255,6 +248,7 @@ class Engine:
             self.oracle[okey] = outcome
             for args in self.waiting.pop(okey, []):
                 self._judge(okey[0], *args)
+                self._release(okey)
             return
         _, ci, target, prog = key
         self.summary.runtime_s += outcome.elapsed
@@ -264,6 +258,15 @@ class Engine:
             self.waiting[okey].append((target, prog, outcome))
             return
         self._judge(ci, target, prog, outcome)
+        if case.valid:
+            self._release(okey)
+
+    def _release(self, okey) -> None:
+        """One run of (case, profile) judged: the oracle result goes with the last one."""
+        self.runs_left[okey] -= 1
+        if self.runs_left[okey] <= 0:
+            self.runs_left.pop(okey, None)
+            self.oracle.pop(okey, None)
 
     def _judge(self, ci: int, target, prog, outcome) -> None:
         case = self.cases[ci]
@@ -293,7 +296,7 @@ class Engine:
         oracle = self.oracle[(ci, SPECS[target.spec].semantics)]
         if oracle.status != "ok":
             return self._record(case, target, prog, "error", f"oracle failed: {oracle.error}", extra)
-        res = oracle.value
+        res: Any = oracle.value  # the oracle's OracleResult (oracles is imported lazily)
         again = outcome.again if isinstance(outcome.again, list) else None
         tol = for_case(case, self.opt.tolerance,
                        self.overrides(case.id, target.id, features(case)) if self.overrides else None)
@@ -345,13 +348,14 @@ class Engine:
                 "tolerance": (j.tolerance or {}).get("source", "")}
 
     def _record(self, case, target, prog, verdict, message, extra=None) -> None:
-        rec = base_record(case, target)
-        rec["pair_digest"] = self.pair_digest(case, target)
-        rec.update({"verdict": verdict, "max_abs_err": None, "max_ulp": None, "tolerance": None})
-        if extra:
-            rec.update(extra)
-        rec["message"] = message
-        rec["repro"] = repro(case, target)
+        record = Record.of(case, target, SPECS.get(target.spec), features(case), self.pair_digest(case, target))
+        record.verdict, record.message, record.repro = verdict, message, repro(case, target)
+        extra = dict(extra or {})
+        for name in ("max_abs_err", "max_ulp", "tolerance"):
+            if name in extra:
+                setattr(record, name, extra.pop(name))
+        record.extra = extra
+        rec = record.as_dict()
         if self.gate:
             rec.update(self.gate(rec))
         self.store.append(rec)

@@ -31,7 +31,7 @@ class Busy(Exception):
     """Another run holds the output folder's lock."""
 
 
-def write_error(exc: OSError, path) -> WriteError:
+def write_error(exc: OSError, path: str | os.PathLike[str]) -> WriteError:
     return WriteError(f"cannot write {path}: {exc.strerror or exc} (errno {exc.errno}); what was written before "
                       f"stays valid, and a later run into a writable --out resumes from it")
 
@@ -40,7 +40,7 @@ def is_write_error(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS
 
 
-def write_atomic(path, data: str | bytes, encoding: str = "utf-8") -> Path:
+def write_atomic(path: str | os.PathLike[str], data: str | bytes, encoding: str = "utf-8") -> Path:
     """Write ``data`` to ``path`` as a whole: a temporary file in the same folder, flushed and
     renamed over ``path``. Raises WriteError where the folder cannot take it."""
     path = Path(path)
@@ -69,10 +69,10 @@ def write_atomic(path, data: str | bytes, encoding: str = "utf-8") -> Path:
 class OutLock:
     """Exclusive ownership of an output folder for the life of a run (a context manager)."""
 
-    def __init__(self, folder):
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
         self.folder = Path(folder)
         self.path = self.folder / LOCK_NAME
-        self._fd = None
+        self._fd: int | None = None
 
     def acquire(self) -> OutLock:
         try:
@@ -101,10 +101,10 @@ class OutLock:
             os.close(self._fd)  # closing drops the lock
             self._fd = None
 
-    def __enter__(self):
+    def __enter__(self) -> OutLock:
         return self.acquire()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
 
@@ -114,7 +114,7 @@ def _lock(fd: int) -> bool:
     except ImportError:  # Windows: a byte-range lock on the file instead
         import msvcrt
         try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]  # typeshed: Windows-only
             return True
         except OSError:
             return False

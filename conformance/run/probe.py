@@ -34,11 +34,13 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from conformance.case.model import Case
 from conformance.run.workers import Job, Pool
+from conformance.runtimes.base import RuntimeRef, Target
 from conformance.runtimes.effective import target_precision
 from conformance.specs import SPECS, NotExpressible
 
@@ -98,6 +100,7 @@ def decode(y: np.ndarray, activation: str = "Relu") -> dict:
         if value != (1.0 + 2.0 ** -k) * scale:
             break
         kept = k
+    bits: int | None  # None: no significand to read (below)
     bits = kept + 1
     if activation == "Relu":
         narrow_range = not np.isfinite(y[n]) or y[n] != RANGE_X * SCALE
@@ -121,11 +124,12 @@ def decode(y: np.ndarray, activation: str = "Relu") -> dict:
             "activation": activation}
 
 
-def measure(targets: list, pool: Pool, timeout: float = PROBE_TIMEOUT, folder: Path | None = None) -> dict:
+def measure(targets: list, pool: Pool, timeout: float = PROBE_TIMEOUT, folder: str | Path | None = None) -> dict:
     """{RuntimeRef: configuration} for every distinct runtime among ``targets``: the probe's
     measurement, the adapter's ``effective()`` for the probe's model (declared) and its
     ``describe()`` (static facts), or the reason the probe could not run."""
-    answers, left = {}, {}
+    answers: dict[RuntimeRef, dict[str, Any]] = {}
+    left: dict[RuntimeRef, list[Target]] = {}
     for t in targets:
         left.setdefault(t.ref, []).append(t)
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
@@ -133,7 +137,7 @@ def measure(targets: list, pool: Pool, timeout: float = PROBE_TIMEOUT, folder: P
             if not left:
                 break
             cases = (probe_case(activation), probe_case(activation, "GRU"))
-            jobs = []
+            jobs: list[Job] = []
             for ref, group in left.items():
                 prog, reasons = None, []
                 for case in cases:  # the RNN, else the GRU form (a spec without a plain RNN)
@@ -150,6 +154,7 @@ def measure(targets: list, pool: Pool, timeout: float = PROBE_TIMEOUT, folder: P
                 if prog is None:
                     answers[ref] = {"probe": "not run: " + ("; ".join(reasons) or "no translator")}
                     continue
+                assert not isinstance(prog, NotExpressible)  # a refusal was set back to None above
                 where = Path(tmp) / f"{activation}-{len(jobs)}"
                 where.mkdir()
                 SPECS[prog.spec].write(prog, where)
@@ -175,7 +180,7 @@ def _read(outcome, prog, activation: str) -> dict:
         return dict(info, probe=f"unreadable: {type(exc).__name__}: {exc}"[:300])
 
 
-def measured(targets: list, pool: Pool, timeout: float = PROBE_TIMEOUT, folder: Path | None = None) -> list:
+def measured(targets: list, pool: Pool, timeout: float = PROBE_TIMEOUT, folder: str | Path | None = None) -> list:
     """``targets`` with their measured configuration: ``configuration`` set, and ``precision``
     (so their ids name a precision other than float32's)."""
     import dataclasses

@@ -2,9 +2,82 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
+from typing import Any
+
+
+@dataclasses.dataclass
+class Record:
+    """One (case, target) verdict: the contract between the engine, the gate, the reports and the
+    fuzzer, written as one line of results.jsonl (:meth:`as_dict`). Built only by :meth:`of`, from
+    the case, the target and its spec, so ``spec_family`` and ``runtime_family`` come from the
+    Spec and the Target and no reader parses an id. ``extra`` holds the judgement's own fields
+    (per-output errors, worst elements, the second judgement, ...), written after the fixed ones."""
+
+    case: str
+    case_digest: str
+    file: str
+    line: int | None
+    op: str
+    form: str
+    dtype: str
+    expect: str
+    clause: list[str]
+    summary: str
+    description: str
+    features: list[str]
+    attributes: dict[str, Any]
+    shape: dict[str, Any]
+    inputs: dict[str, list[int]]
+    semantics: str
+    target: str
+    spec: str
+    spec_family: str
+    runtime: str
+    runtime_family: str
+    runtime_version: str
+    device: str
+    config: str
+    target_precision: str
+    plugin: bool
+    pair_digest: str = ""
+    verdict: str = ""
+    max_abs_err: float | None = None
+    max_ulp: float | None = None
+    tolerance: Any = None
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+    message: str = ""
+    repro: str = ""
+
+    @classmethod
+    def of(cls, case, target, spec, features, pair_digest: str = "") -> Record:
+        """The record of ``case`` on ``target`` (``spec``: the target's Spec, None for a spec this
+        process does not know), not yet judged."""
+        return cls(
+            case=case.id, case_digest=case.digest, file=case.file,
+            line=case.source.line if case.source else None,
+            op=case.op, form=case.form, dtype=case.dtype, expect=case.expect,
+            clause=list(case.clause), summary=case.describe(), description=case.description,
+            features=sorted(features), attributes=case.attributes, shape=case.shape,
+            inputs={name: list(arr.shape) for name, arr in case.tensors.items()},
+            semantics=spec.semantics if spec is not None else "",
+            target=target.id, spec=target.spec, spec_family=spec.family if spec is not None else "",
+            runtime=target.runtime, runtime_family=target.runtime_family, runtime_version=target.version,
+            device=target.device, config=target.config, target_precision=target.precision,
+            plugin=target.plugin, pair_digest=pair_digest)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The results.jsonl line's mapping: the fixed fields in order, ``extra``'s after
+        ``tolerance``, then ``message`` and ``repro``."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+               if f.name not in ("extra", "message", "repro")}
+        out.update(self.extra)
+        out["message"] = self.message
+        out["repro"] = self.repro
+        return out
 
 
 def _clean(value):
@@ -20,7 +93,7 @@ def _clean(value):
 
 def read_results(path) -> list[dict]:
     """Every complete line of a results file (a torn last line from an interrupted run is skipped)."""
-    out = []
+    out: list[dict] = []
     p = Path(path)
     if not p.exists():
         return out

@@ -5,7 +5,7 @@ verdict, and no runtime can touch another runtime's verdicts.
 (a :class:`~conformance.runtimes.base.RuntimeRef`), or the oracle. A runtime's code therefore never
 shares an interpreter with another runtime's code, nor with the oracle; and the comparison runs in
 the main process, which imports no runtime at all (discovery runs in throwaway processes too:
-:func:`isolated`). A runtime that patches numpy, changes the working directory or sets environment
+:func:`conformance.run.processes.isolated`). A runtime that patches numpy, changes the working directory or sets environment
 variables can only corrupt its own verdicts. ``jobs`` bounds how many workers *run* at once; idle
 workers of other bindings stay warm while they hold less than a quarter of the machine's memory
 together (and number at most ``KEEP_ALIVE``), the least recently used retired first, so a run over
@@ -27,23 +27,36 @@ there is none, only the timeout bounds a runaway.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import signal
-import sys
 import tempfile
 import time
-import traceback
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 
-_CTX = mp.get_context("spawn")
-BUILD_TIMEOUT = 300.0  # seconds to import and construct a runtime in a fresh worker
+from conformance.run.processes import (
+    _CTX,
+    BUILD_TIMEOUT,
+    ORACLE,
+    _kill_group,
+    _Reaper,
+    _total_memory,
+    default_memory_limit,
+    fmt_bytes,
+    resident_bytes,
+)
+from conformance.run.serve import OUTPUT_KEPT, _serve
+
 KEEP_ALIVE = 64        # the most workers (of distinct bindings) kept warm, idle ones included
+
+
 IDLE_SHARE = 4         # idle workers may hold together up to 1/IDLE_SHARE of the machine's memory
+
+
 POLL_S = 0.25          # how often memory is read while jobs run
-ORACLE = "oracle"      # the binding of the workers that run the oracle (and other suite functions)
+
+
 
 
 @dataclass
@@ -73,285 +86,6 @@ class Outcome:
     again: object = None        # run with a repeat: the second call's outputs (a list), or why there are none (str)
 
 
-#: the most of a call's printed output kept with its outcome (its tail)
-OUTPUT_KEPT = 4000
-
-
-# -- the worker's side ---------------------------------------------------------------------------
-
-def _own_group() -> None:
-    """Lead a process group of one's own, and die with the parent (Linux)."""
-    try:
-        os.setsid()
-    except OSError:
-        pass
-    _die_with_parent(signal.SIGKILL)
-
-
-def _die_with_parent(sig) -> None:
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(sig), 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() == 1:  # the parent died before the request took effect
-        os._exit(1)
-
-
-def _capture(log: str | None) -> None:
-    """Send this process's stdout and stderr (file descriptors 1 and 2, so native code's output
-    too) to ``log``, which the pool reads after each call and attaches to its outcome."""
-    if not log:
-        return
-    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    for target in (1, 2):
-        os.dup2(fd, target)
-    os.close(fd)
-
-
-def _serve(conn, binding, log: str | None = None) -> None:
-    """Worker loop: receive (kind, payload), answer (status, value, error, detail, elapsed,
-    effective, describe). Only jobs of this worker's binding are accepted."""
-    _own_group()
-    _capture(log)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    runtime = None
-    while True:
-        try:
-            msg = conn.recv()
-        except (EOFError, OSError):
-            return
-        if msg is None:
-            return
-        kind, payload = msg
-        start = time.perf_counter()
-        _flush()
-        try:
-            if kind in ("run", "probe"):
-                ref, model, feeds, *rest = payload
-                repeat_under = rest[0] if rest else 0.0
-                if ref != binding:
-                    raise RuntimeError(f"a worker bound to {binding!r} was sent a job for {ref!r}")
-                if runtime is None:
-                    runtime = ref.build()
-                conn.send(("started", None, "", "", 0.0, {}, {}, None))  # the timeout counts from here
-                start = time.perf_counter()
-                returned = runtime.run(model, feeds)
-            else:
-                if binding != ORACLE:
-                    raise RuntimeError(f"a worker bound to {binding!r} was sent a suite function")
-                func, args = payload
-                returned = func(*args)
-            _flush()
-        except Exception as exc:  # the runtime's refusal, reported as its text
-            _flush()
-            tb = traceback.format_exc(limit=6)
-            conn.send(("error", None, f"{type(exc).__name__}: {exc}"[:4000], tb[-2000:],
-                       time.perf_counter() - start, _effective(runtime), _describe(runtime, kind), None))
-            continue
-        elapsed = time.perf_counter() - start
-        if kind in ("run", "probe"):
-            try:
-                value = _as_arrays(returned)
-            except Exception as exc:  # noqa: BLE001 - what came back is not outputs: the runtime's fault
-                conn.send(("garbage", None, f"returned {_kind_of(returned)}, which is not a list of arrays: "
-                           f"{type(exc).__name__}: {exc}"[:2000], "", elapsed, _effective(runtime),
-                           _describe(runtime, kind), None))
-                continue
-        else:
-            value = returned
-        effective, described = _effective(runtime), _describe(runtime, kind)
-        again = _again(runtime, model, feeds) if kind == "run" and 0 < elapsed <= repeat_under else None
-        try:
-            conn.send(("ok", value, "", "", elapsed, effective, described, again))
-        except Exception as exc:  # noqa: BLE001 - an output that cannot travel back (unpicklable)
-            conn.send(("garbage", None, f"returned outputs that cannot be sent back: {type(exc).__name__}: "
-                       f"{exc}"[:2000], "", elapsed, {}, {}, None))
-
-
-def _again(runtime, model, feeds):
-    """The same call once more (a pair whose spec may leave outputs undefined, and whose call is
-    cheap): its outputs, or why there are none. An undefined element that changes between the two
-    is memory the runtime did not compute."""
-    try:
-        outputs = _as_arrays(runtime.run(model, feeds))
-        _flush()
-        return outputs
-    except Exception as exc:  # noqa: BLE001 - the second call's fate is reported, not raised
-        _flush()
-        return f"the second run failed: {type(exc).__name__}: {exc}"[:300]
-
-
-def _flush() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001, S110 - a runtime that closed or replaced them
-            pass
-
-
-def _kind_of(value) -> str:
-    return f"a {type(value).__name__}"
-
-
-def _as_arrays(returned) -> list:
-    """The runtime's outputs as numpy arrays (a list or tuple of array-likes)."""
-    import numpy as np
-    if isinstance(returned, (str, bytes, dict)) or not hasattr(returned, "__iter__"):
-        raise TypeError(f"expected a list of arrays, got {type(returned).__name__}")
-    return [np.asarray(x) for x in returned]
-
-
-def _effective(runtime) -> dict:
-    """The runtime's own account of the configuration its last call ran in (``effective()``, an
-    optional part of the runtime contract); a method that fails says so instead."""
-    method = getattr(runtime, "effective", None)
-    if not callable(method):
-        return {}
-    try:
-        return _plain(method())
-    except Exception as exc:  # noqa: BLE001 - a broken report costs the report, not the verdict
-        return {"error": f"effective() failed: {type(exc).__name__}: {exc}"[:300]}
-
-
-def _describe(runtime, kind: str) -> dict:
-    method = getattr(runtime, "describe", None)
-    if kind != "probe" or not callable(method):
-        return {}
-    try:
-        return _plain(method())
-    except Exception as exc:  # noqa: BLE001
-        return {"error": f"describe() failed: {type(exc).__name__}: {exc}"[:300]}
-
-
-def _plain(value) -> dict:
-    """A runtime's report as plain JSON-able data (str, numbers, bools, lists, dicts)."""
-    if not isinstance(value, dict):
-        return {"error": f"expected a dict, got {type(value).__name__}"}
-
-    def clean(v, depth=0):
-        if depth > 4:
-            return str(v)[:200]
-        if isinstance(v, (bool, int, float)) or v is None:
-            return v
-        if isinstance(v, dict):
-            return {str(k)[:100]: clean(x, depth + 1) for k, x in list(v.items())[:50]}
-        if isinstance(v, (list, tuple, set)):
-            return [clean(x, depth + 1) for x in list(v)[:50]]
-        return str(v)[:200]
-    return clean(value)
-
-
-# -- the reaper: ends every worker group when the main process dies --------------------------------
-
-def _reap(conn) -> None:
-    """Collect worker group ids from ``conn``; when it closes (the main process ended, however),
-    kill every group still alive."""
-    try:
-        os.setsid()  # survive a kill of the main process's group, to do this job
-    except OSError:
-        pass
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    groups = set()
-    while True:
-        try:
-            msg = conn.recv()
-        except (EOFError, OSError):
-            break
-        if msg is None:
-            return  # a clean close: the pool ended its workers itself
-        op, pgid = msg
-        (groups.add if op == "add" else groups.discard)(pgid)
-    for pgid in groups:
-        _kill_group(pgid)
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, OSError):
-        pass
-
-
-class _Reaper:
-    def __init__(self):
-        self.conn, child = _CTX.Pipe()
-        self.proc = _CTX.Process(target=_reap, args=(child,), daemon=False, name="conformance-reaper")
-        self.proc.start()
-        child.close()
-
-    def tell(self, op: str, pgid: int) -> None:
-        try:
-            self.conn.send((op, pgid))
-        except (OSError, BrokenPipeError):
-            pass
-
-    def close(self) -> None:
-        try:
-            self.conn.send(None)
-        except (OSError, BrokenPipeError):
-            pass
-        self.conn.close()
-        self.proc.join(timeout=5)
-        if self.proc.is_alive():
-            self.proc.kill()
-
-
-# -- memory ---------------------------------------------------------------------------------------
-
-def default_memory_limit(jobs: int) -> int:
-    """Bytes one worker may hold: half the machine's memory, shared by the workers that may run at
-    once (at least 1 GiB). Where the total is unknown, 8 GiB."""
-    total = _total_memory()
-    if not total:
-        return 8 << 30
-    return max(1 << 30, total // 2 // max(1, jobs))
-
-
-def _total_memory() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return 0
-
-
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
-
-def resident_bytes(pid: int) -> int | None:
-    """Resident memory of ``pid`` and its descendants (Linux /proc); None where unreadable."""
-    total, seen, todo = 0, set(), [pid]
-    while todo:
-        p = todo.pop()
-        if p in seen:
-            continue
-        seen.add(p)
-        try:
-            with open(f"/proc/{p}/statm") as f:
-                total += int(f.read().split()[1]) * _PAGE
-        except (OSError, ValueError, IndexError):
-            if p == pid:
-                return None
-            continue
-        try:
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children") as f:
-                    todo += [int(c) for c in f.read().split()]
-        except (OSError, ValueError):
-            pass
-    return total
-
-
-def fmt_bytes(n: float) -> str:
-    return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.0f} MiB"
-
-
-# -- the pool -------------------------------------------------------------------------------------
-
 class _Worker:
     def __init__(self, binding, log: str | None = None):
         self.binding = binding
@@ -360,7 +94,8 @@ class _Worker:
         self.proc = _CTX.Process(target=_serve, args=(child, binding, log), daemon=True)
         self.proc.start()
         child.close()
-        self.pgid = self.proc.pid  # the worker leads its own group (setsid in _serve)
+        assert self.proc.pid is not None  # a started process has its pid
+        self.pgid: int = self.proc.pid  # the worker leads its own group (setsid in _serve)
         self.job: Job | None = None
         self.deadline = 0.0
 
@@ -555,6 +290,7 @@ class Pool:
 
     def _replace(self, w: _Worker, status: str, text: str) -> Outcome:
         job = w.job
+        assert job is not None  # only a busy worker is replaced
         w.kill()
         self._reaper.tell("remove", w.pgid)
         self._busy.remove(w)
@@ -583,40 +319,3 @@ class Pool:
 
     def __exit__(self, *exc):
         self.close()
-
-
-def isolated(func, *args, timeout: float = BUILD_TIMEOUT):
-    """``func(*args)`` in a throwaway process of its own (its own session, killed with everything it
-    started when done): for work that imports a runtime, such as discovering its targets, which
-    the main process must not do. Raises RuntimeError where the process fails."""
-    conn, child = _CTX.Pipe()
-    proc = _CTX.Process(target=_isolated_main, args=(child, func, args), daemon=True)
-    proc.start()
-    child.close()
-    try:
-        if not conn.poll(timeout):
-            raise RuntimeError(f"{getattr(func, '__name__', func)} did not answer within {timeout:g} s")
-        ok, value = conn.recv()
-    except (EOFError, OSError) as exc:
-        proc.join(timeout=5)
-        raise RuntimeError(f"{getattr(func, '__name__', func)} died (exit status {proc.exitcode})") from exc
-    finally:
-        _kill_group(proc.pid)
-        proc.kill()
-        proc.join(timeout=5)
-        conn.close()
-    if not ok:
-        raise RuntimeError(value)
-    return value
-
-
-def _isolated_main(conn, func, args) -> None:
-    _own_group()
-    try:
-        conn.send((True, func(*args)))
-    except Exception as exc:  # noqa: BLE001 - the caller decides what a failure means
-        conn.send((False, f"{type(exc).__name__}: {exc}"))
-
-
-def cpu_count() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
 
@@ -78,7 +79,8 @@ def plugin_targets(path: str, specs_by_format: dict) -> list[Target]:
         raise TypeError(f"runtime plugin {path!r} has format {fmt!r}; supported: {sorted(specs_by_format)}")
     return [Target(str(obj.name), str(getattr(obj, "version", "") or ""), str(getattr(obj, "device", "default")),
                    str(getattr(obj, "config", "default")), spec, ref, format=fmt, plugin=True,
-                   description=str(getattr(obj, "description", "") or "runtime plugin"))
+                   description=str(getattr(obj, "description", "") or "runtime plugin"),
+                   family=str(getattr(obj, "family", "") or ""))
             for spec in specs_by_format[fmt]]
 
 
@@ -86,7 +88,7 @@ def entry_point_paths() -> list[str]:
     return [ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)]
 
 
-def discover(specs_by_format: dict, plugins: list[str] = (), use_entry_points: bool = True, runtimes=()
+def discover(specs_by_format: dict, plugins: Sequence[str] = (), use_entry_points: bool = True, runtimes=()
              ) -> tuple[list[Target], list[Skipped]]:
     """Every target present for the given specs; with ``runtimes``, only those runtimes' adapters
     are imported (a plugin's or entry point's name is known only once loaded, so they always are)."""

@@ -78,6 +78,16 @@ class Target:
     precision: str = ""
     #: the measured configuration: declared (effective()), describe(), the probe's measurement
     configuration: dict = field(default_factory=dict, compare=False)
+    #: the implementation it shares with other runtimes under another program format
+    #: (``onnxruntime-dml`` is onnxruntime); "" where that is the runtime itself
+    family: str = ""
+    #: what the runtime printed (stdout and stderr, native code's included) while it was imported and
+    #: built to find its targets; in run.json, never on the terminal
+    load_output: str = field(default="", compare=False)
+
+    @property
+    def runtime_family(self) -> str:
+        return self.family or self.runtime
 
     @property
     def config_label(self) -> str:
@@ -97,7 +107,8 @@ class Target:
         return {"id": self.id, "runtime": self.runtime, "version": self.version, "device": self.device,
                 "config": self.config, "spec": self.spec, "format": self.format, "plugin": self.plugin,
                 "description": self.description, "precision": self.precision,
-                "configuration": self.configuration}
+                "configuration": self.configuration, "runtime_family": self.runtime_family,
+                **({"load_output": self.load_output} if self.load_output else {})}
 
 
 class RuntimeRejected(Exception):

@@ -3,15 +3,24 @@
 Finding a runtime's targets imports it (onnxruntime's providers, OpenVINO's devices, a plugin's
 module). The main process, which judges, must never import a runtime: a plugin that patches numpy
 at import could otherwise change every verdict. So every built-in adapter module and every plugin
-is imported in its own short-lived process (:func:`conformance.run.workers.isolated`), in
+is imported in its own short-lived process (:func:`conformance.run.processes.isolated`), in
 parallel, and only the targets come back, as plain data.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import re
+import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 from conformance.runtimes import Skipped, builtin_modules, builtin_targets, entry_point_paths, plugin_targets
+
+#: the most of what a runtime printed while it was found that is kept (its tail), and shown in an error
+OUTPUT_KEPT, OUTPUT_SHOWN = 4000, 300
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 class PluginError(Exception):
@@ -22,27 +31,80 @@ def discover(specs_by_format: dict, plugins=(), use_entry_points: bool = True, r
     """(targets, skipped) as :func:`conformance.runtimes.discover` finds them, each runtime
     imported in its own process. A plugin named in ``plugins`` that fails raises PluginError; an
     entry point that fails is skipped with the reason."""
-    from conformance.run.workers import cpu_count, isolated
+    from conformance.run.processes import cpu_count, isolated
     modules = builtin_modules(runtimes)
     entry_points = [p for p in (entry_point_paths() if use_entry_points else []) if p not in plugins]
     paths = list(dict.fromkeys(plugins)) + entry_points
     with ThreadPoolExecutor(max_workers=max(2, min(8, cpu_count() * 2))) as pool:
-        found = [pool.submit(isolated, builtin_targets, m, specs_by_format) for m in modules]
-        loaded = [pool.submit(isolated, plugin_targets, p, specs_by_format) for p in paths]
+        found = [pool.submit(isolated, captured, builtin_targets, m, specs_by_format) for m in modules]
+        loaded = [pool.submit(isolated, captured, plugin_targets, p, specs_by_format) for p in paths]
         targets, skipped = [], []
         for module, future in zip(modules, found):
             try:
-                got, gaps = future.result()
+                (got, gaps), output = _result(future)
             except RuntimeError as exc:
                 skipped.append(Skipped(module.rsplit(".", 1)[1], f"discovery failed: {exc}"))
                 continue
-            targets += got
+            targets += [dataclasses.replace(t, load_output=output) for t in got]
             skipped += gaps
         for path, future in zip(paths, loaded):
             try:
-                targets += future.result()
+                got, output = _result(future)
+                targets += [dataclasses.replace(t, load_output=output) for t in got]
             except RuntimeError as exc:
                 if path in plugins:
                     raise PluginError(f"--runtime-plugin {path}: {exc}") from None
                 skipped.append(Skipped(path, f"plugin failed to load: {exc}"))
     return targets, skipped
+
+
+def captured(func, *args):
+    """``(func(*args), what it printed)``, in the throwaway discovery process: file descriptors 1
+    and 2 go to a file meanwhile, so a runtime's native output (onnxruntime's coloured log lines, a
+    plugin's C library) is kept with its targets instead of reaching the terminal. A failure is
+    returned as :class:`Failed`, with the tail of what was printed."""
+    with tempfile.TemporaryFile() as log:
+        saved = [os.dup(1), os.dup(2)]
+        _flush()
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        try:
+            value = func(*args)
+            error = None
+        except Exception as exc:  # noqa: BLE001 - returned below with what was printed
+            error = exc
+        finally:
+            _flush()
+            for fd, copy in zip((1, 2), saved):
+                os.dup2(copy, fd)
+                os.close(copy)
+        log.seek(0, os.SEEK_END)
+        log.seek(max(0, log.tell() - OUTPUT_KEPT * 4))
+        output = log.read().decode("utf-8", "replace")[-OUTPUT_KEPT:]
+    if error is not None:
+        shown = _ANSI.sub("", output).strip()[-OUTPUT_SHOWN:]
+        return Failed(f"{type(error).__name__}: {error}" + (f" (it printed: {shown!r})" if shown else "")), output
+    return value, output
+
+
+@dataclasses.dataclass(frozen=True)
+class Failed:
+    """What :func:`captured` returns for a call that raised: the error, in words."""
+
+    text: str
+
+
+def _result(future):
+    """(value, output) of a captured call in an isolated process; RuntimeError where it failed."""
+    value, output = future.result()
+    if isinstance(value, Failed):
+        raise RuntimeError(value.text)
+    return value, output
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001, S110 - a runtime that closed or replaced them
+            pass

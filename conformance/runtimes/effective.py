@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ ARITHMETIC_FLAGS = ("avx2", "fma", "f16c", "avx512f", "avx512_bf16", "avx512_fp1
 def host() -> dict:
     """The machine's arithmetic facts: CPU model, the flags of ARITHMETIC_FLAGS it has, and how
     this process's own float32 arithmetic treats subnormals (numpy, measured)."""
-    facts = {"machine": platform.machine(), "system": platform.system(), "cpu": _cpu_model(),
+    facts: dict[str, Any] = {"machine": platform.machine(), "system": platform.system(), "cpu": _cpu_model(),
              "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()}
     flags = _cpu_flags()
     facts["arithmetic_flags"] = [f for f in ARITHMETIC_FLAGS if f in flags] if flags is not None else None

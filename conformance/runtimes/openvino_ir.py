@@ -18,7 +18,7 @@ from conformance.runtimes.openvino import (
     devices,
     version,
 )
-from conformance.specs.openvino import BUILD_ERROR_SUFFIX
+from conformance.specs.openvino.vocabulary import BUILD_ERROR_SUFFIX
 
 FORMAT = "openvino-ir"
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 
@@ -17,7 +19,8 @@ class OnnxReference:
 
     def run(self, model: bytes, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
         from onnx.reference import ReferenceEvaluator
-        return ReferenceEvaluator(model).run(None, feeds)
+        # the stubs say dict | list; with output names None it is the list of outputs
+        return cast("list[np.ndarray]", ReferenceEvaluator(model).run(None, feeds))
 
 
 def targets(specs_by_format: dict):

@@ -150,7 +150,7 @@ class WebNN:
             documents.append(json.loads(text))
         answers = self._evaluate("([texts, options]) => replayBatch(texts, options)",
                                  [texts, self.context_options])
-        results = []
+        results: list[list[np.ndarray] | RuntimeRejected] = []
         for document, answer in zip(documents, answers):
             if not answer.get("ok"):
                 refusal = _refusal(document, answer)

@@ -127,7 +127,7 @@ def _probe_cached(path: str) -> dict:
 
 
 def machine_candidates() -> list[str]:
-    found = []
+    found: list[str] = []
     for name in CANDIDATES:
         path = shutil.which(name)
         if path and os.path.realpath(path) not in {os.path.realpath(p) for p in found}:

@@ -119,7 +119,7 @@ class OnnxSpec:
         shapes = output_shapes(case.op, case.hidden_size, case.direction, case.shape)
         if case.layout == 1:
             s, d, b, h = shapes["Y"]
-            shapes = {k: ([b, s, d, h] if k == "Y" else [b, d, h]) for k in shapes}
+            shapes = {k: ((b, s, d, h) if k == "Y" else (b, d, h)) for k in shapes}
         return {k: list(v) for k, v in shapes.items()}
 
 

@@ -1,8 +1,10 @@
-"""What a translator returns: a Program in one spec's format, or NotExpressible with the reason."""
+"""The Spec protocol every translator implements, and what it returns: a Program in one spec's
+format, or NotExpressible with the reason."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -48,6 +50,33 @@ class NotExpressible:
     reason: str
 
 
+@runtime_checkable
+class Spec(Protocol):
+    """One spec version (``onnx-14``, ``openvino-opset5``, ...), as its family's translator module
+    exposes it in ``SPECS`` (docs/extending.md).
+
+    ``family`` names the spec family (the report's column group, the record's ``spec_family``);
+    ``format`` the program format its runtimes execute; ``semantics`` the oracle profile
+    (oracles/profiles.py) that judges it."""
+
+    name: str
+    family: str
+    format: str
+    semantics: str
+
+    def translate(self, case) -> Program | NotExpressible:
+        """The case as a program in this spec, or why this spec cannot say it."""
+        ...
+
+    def write(self, program: Program, folder) -> None:
+        """Write the program's files into ``folder`` and record them in ``program.files``."""
+        ...
+
+    def clause(self, case) -> str:
+        """The spec clause a verdict on ``case`` cites (``ONNX GRU-14``)."""
+        ...
+
+
 #: ONNX layout 1 outputs back to layout 0: Y [B,S,D,H] -> [S,D,B,H]; Y_h, Y_c [B,D,H] -> [D,B,H]
-LAYOUT1_TO_CANONICAL = {"Y": {"transpose": (1, 2, 0, 3)}, "Y_h": {"transpose": (1, 0, 2)},
-                        "Y_c": {"transpose": (1, 0, 2)}}
+LAYOUT1_TO_CANONICAL: dict[str, dict[str, tuple[int, ...]]] = {
+    "Y": {"transpose": (1, 2, 0, 3)}, "Y_h": {"transpose": (1, 0, 2)}, "Y_c": {"transpose": (1, 0, 2)}}

@@ -267,7 +267,7 @@ def _common(case: Case) -> tuple[dict, list[str]]:
         notes.append("B absent: torch module with bias=False (ONNX: zero biases)")
     if names is not None and [str(a) for a in case.attributes["activations"]] != names:
         notes.append(f"activation names {case.attributes['activations']} read case-insensitively as {names} "
-                     f"(SPECS.md point 9: ONNX is silent on case)")
+                     f"(docs/disagreements.md#activation-name-case: ONNX is silent on case)")
     if case.dtype == "bfloat16":
         notes.append("bfloat16 weights stored as their 16-bit patterns in the .npz (numpy has no bfloat16); "
                      "the runtime views them as torch.bfloat16 (exact)")

@@ -89,9 +89,9 @@ def test_invalid_problem(op, attributes, tensors, message):
 
 
 def test_profile_constraints():
-    with pytest.raises(oracles.OracleError, match=r"profile='webnn' is not a known semantics "
+    with pytest.raises(oracles.OracleError, match=r"profile='coreml' is not a known semantics "
                                                   r"profile; it should be one of"):
-        oracles.evaluate("RNN", {"hidden_size": 5}, _rnn(), profile="webnn", cache=False)
+        oracles.evaluate("RNN", {"hidden_size": 5}, _rnn(), profile="coreml", cache=False)
     with pytest.raises(oracles.OracleError, match=r"clip=1\.0 is given, but the directml profile "
                                                   r"has no clip for GRU.*Consider removing clip"):
         oracles.evaluate("GRU", {"hidden_size": 5, "clip": 1.0},

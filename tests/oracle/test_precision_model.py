@@ -488,7 +488,7 @@ def test_a_changed_model_bumps_the_oracle_version():
     """The cache key holds ORACLE_VERSION, not the model: change one, change the other (and this
     pin)."""
     assert (oracles.ORACLE_VERSION, precision.fingerprint()) == (
-        "1.3.0", "running-error-v1:k=4.0:abs=4.0:widen=2.0:nonfinite=ieee-classes-v1")
+        "1.4.0", "running-error-v1:k=4.0:abs=4.0:widen=2.0:nonfinite=ieee-classes-v1")
 
 
 def test_bounds_survive_the_cache(private_cache):

@@ -1,16 +1,18 @@
-"""A plain numpy implementation of ONNX RNN, GRU and LSTM (opsets 7, 14, 22), with bug switches.
+"""A plain numpy implementation of ONNX RNN, GRU and LSTM (opsets 7, 14, 22), with named hooks.
 
-This is a *test double*, not a runtime under test and not an oracle: with ``bug = None`` it is a
-correct implementation (it passes the suite and agrees with onnxruntime where onnxruntime follows
-the spec); each subclass in ``tests/wrong/bugs.py`` sets ``bug`` to one of ``BUGS`` and becomes a
-deliberately wrong implementation, to prove the comparison catches that class of bug.
+This is a *test double*, not a runtime under test and not an oracle: ``NumpyRNN`` is a correct
+implementation (it passes the suite and agrees with onnxruntime where onnxruntime follows the
+spec). Every point where a realistic bug could go wrong is a small method, a *hook* (``HOOKS``),
+whose body here is the correct behaviour; each class in ``tests/wrong/bugs.py`` overrides the one
+hook its bug is about and becomes a deliberately wrong implementation, to prove the comparison
+catches that class of bug.
 
 It reads the model as any runtime would: the node's attributes (hidden_size, direction,
 activations, activation_alpha / activation_beta, clip, linear_before_reset, input_forget, layout),
 its inputs from initializers and feeds (absent optional inputs are empty names), and returns the
 graph's outputs in the graph's order. It refuses (raises ``Rejected``) what the spec forbids.
 
-Readings taken where the spec is silent (SPECS.md, "Where the specs disagree"), all as onnxruntime
+Readings taken where the spec is silent (docs/disagreements.md), all as onnxruntime
 does, except the ThresholdedRelu default alpha (1.0, the ThresholdedRelu operator's):
 
 - activation_alpha / activation_beta are *popped*: only the activations that take a parameter
@@ -63,49 +65,6 @@ DEFAULTS = {
     "hardsigmoid": (np.float32(0.2), np.float32(0.5)), "elu": (np.float32(1.0), None),
 }
 
-#: every bug switch, with what it does (the registry in tests/wrong/bugs.py says where it shows)
-BUGS = {
-    "gate-order-lstm-of": "LSTM W/R/B gate blocks read as i, f, o, c instead of ONNX's i, o, f, c "
-                          "(o and f swapped)",
-    "gate-order-lstm-if": "LSTM W/R/B gate blocks read as f, o, i, c (i and f swapped)",
-    "gate-order-lstm-oc": "LSTM W/R/B gate blocks read as i, c, f, o (o and c swapped)",
-    "gate-order-gru-zr": "GRU W/R/B gate blocks read as r, z, h (z and r swapped)",
-    "linear-before-reset-inverted": "GRU uses the linear_before_reset = 1 formula when it is 0, and "
-                                    "the 0 formula when it is 1",
-    "y-off-by-one": "Y[t] holds the state before step t (H[t-1]; initial_h at the first step) "
-                    "instead of after it: the output is written before the state is updated",
-    "reverse-ignores-sequence-lens": "the reverse direction starts at t = S-1 for every sequence and "
-                                     "runs over the padding, instead of at t = len-1",
-    "clip-after-activation": "clip bounds the output of each activation instead of its input",
-    "fast-tanh": "tanh (Tanh, ScaledTanh and LSTM's h) by a [5/4] rational minimax approximation, "
-                 "clamped to +-1 past |x| = 5.5: relative error up to 8.7e-5, like a fast-math kernel",
-    "float16-accumulation": "the dot products X.W^T and H.R^T rounded to float16 term by term and "
-                            "accumulated in float16 (biases and activations stay in float32)",
-    "sigmoid-float16": "Sigmoid evaluated in float16 internally (input rounded to float16, "
-                       "1/(1+exp(-x)) in float16), then widened back",
-    "recurrence-bias-dropped": "the recurrence bias Rb is ignored (only Wb is added)",
-    "initial-h-ignored": "initial_h is ignored: the recurrence starts from zeros",
-    "peephole-output-old-cell": "LSTM output gate peephole reads Po . C[t-1] instead of Po . C[t]",
-    "bidirectional-swapped": "bidirectional outputs stacked reverse first on the direction axis",
-    "reverse-y-not-reversed": "the reverse direction writes Y in processing order (Y[k] holds the "
-                              "k-th step processed, that is time len-1-k) instead of at time t",
-    "hardsigmoid-alpha-beta-swapped": "HardSigmoid computes max(0, min(1, beta*x + alpha))",
-    "activation-params-positional": "activation_alpha[k] / activation_beta[k] belong to the k-th "
-                                    "activation of the list (a documented reading, SPECS.md point 4)",
-    "activation-params-ignored": "activation_alpha / activation_beta ignored: every activation takes "
-                                 "its default (Affine and ScaledTanh: alpha 1, beta 0 / 1)",
-    "thresholdedrelu-default-zero": "ThresholdedRelu without activation_alpha uses alpha 0 instead "
-                                    "of the ThresholdedRelu operator's 1.0",
-    "y-h-from-last-step": "Y_h read from Y at the last time step (S-1 forward, 0 reverse) regardless "
-                          "of sequence_lens (Y is 0 past a sequence's length)",
-    "input-forget-i-from-f": "input_forget = 1 couples the gates as it = 1 - ft (OpenVINO's "
-                             "LSTMCell-1 reading; a documented reading, SPECS.md point 1)",
-    "peepholes-ignored": "the peephole input P is ignored (as OpenVINO's ONNX frontend does)",
-    "benign-noise": "outputs multiplied by (1 + noise_eps * eps) of the compute type (eps = 2^-23 "
-                    "in float32): a correct-enough implementation that a good tolerance must accept",
-}
-
-
 class Rejected(ValueError):
     """The model breaks a constraint of the ONNX operator: the runtime refuses it."""
 
@@ -138,20 +97,28 @@ class Problem:
         return 2 if self.direction == "bidirectional" else 1
 
 
+#: every hook: the methods a deliberately wrong subclass overrides (tests/wrong/bugs.py), each
+#: doing one correct thing here
+HOOKS = (
+    "activation_defaults", "activation_params",            # reading the activations
+    "gate_blocks", "recurrence_bias", "initial_state",     # reading W, R, B, initial_h
+    "reverse_start", "y_time", "y_value", "final_hidden",  # the time loop and its outputs
+    "stack_directions", "perturb_outputs",                 # assembling the outputs
+    "linear_before_reset",                                 # GRU
+    "peepholes", "input_forget_coupling", "output_peephole_cell",  # LSTM
+    "matmul", "clip_then_activate", "hardsigmoid", "tanh", "sigmoid",  # arithmetic
+)
+
+
 class NumpyRNN:
-    """ONNX RNN/GRU/LSTM in numpy. ``bug = None``: correct; otherwise one of ``BUGS``."""
+    """ONNX RNN/GRU/LSTM in numpy, correct; a subclass overriding one of ``HOOKS`` is wrong."""
 
     name = "numpy-rnn"
     format = "onnx"
     version = "test-double"
     description = "numpy ONNX RNN/GRU/LSTM test double (correct mode)"
+    #: the bug's switch name (tests/wrong/bugs.py: a label for ids and descriptions; None here)
     bug: str | None = None
-    #: for the "benign-noise" switch: the relative perturbation, in eps of the compute type
-    noise_eps: float = 1.0
-
-    def __init__(self):
-        if self.bug is not None and self.bug not in BUGS:
-            raise ValueError(f"bug={self.bug!r} is not a known switch; known: {', '.join(BUGS)}")
 
     # -- the plugin contract ------------------------------------------------------------------
 
@@ -287,29 +254,33 @@ class NumpyRNN:
         alphas = [float(a) for a in attrs.get("activation_alpha", [])]
         betas = [float(v) for v in attrs.get("activation_beta", [])]
         resolved = []
-        ai = bi = 0
-        for k, name in enumerate(lower):
-            takes_alpha, takes_beta = PARAMETERS[name]
-            default_alpha, default_beta = DEFAULTS.get(name, (0.0, 0.0))
-            default_beta = 0.0 if default_beta is None else default_beta
-            if self.bug == "thresholdedrelu-default-zero" and name == "thresholdedrelu":
-                default_alpha = 0.0
-            alpha = beta = None
-            if self.bug == "activation-params-positional":
-                alpha = alphas[k] if k < len(alphas) else None
-                beta = betas[k] if k < len(betas) else None
-            elif self.bug == "activation-params-ignored":
-                default_alpha, default_beta = {"affine": (1.0, 0.0), "scaledtanh": (1.0, 1.0)}.get(
-                    name, (default_alpha, default_beta))
-            else:  # popped: only a parameterised activation consumes the next value
-                if takes_alpha and ai < len(alphas):
-                    alpha, ai = alphas[ai], ai + 1
-                if takes_beta and bi < len(betas):
-                    beta, bi = betas[bi], bi + 1
+        for name, (alpha, beta) in zip(lower, self.activation_params(lower, alphas, betas)):
+            default_alpha, default_beta = self.activation_defaults(name)
             alpha = float(default_alpha) if alpha is None else alpha
             beta = float(default_beta) if beta is None else beta
             resolved.append((name, alpha, beta))
         return [resolved[k * per:(k + 1) * per] for k in range(d)]
+
+    def activation_params(self, names: list, alphas: list, betas: list) -> list:
+        """Hook: each activation's (alpha, beta) from activation_alpha / activation_beta, None where
+        it takes its default. Popped: only a parameterised activation consumes the next value."""
+        params = []
+        ai = bi = 0
+        for name in names:
+            takes_alpha, takes_beta = PARAMETERS[name]
+            alpha = beta = None
+            if takes_alpha and ai < len(alphas):
+                alpha, ai = alphas[ai], ai + 1
+            if takes_beta and bi < len(betas):
+                beta, bi = betas[bi], bi + 1
+            params.append((alpha, beta))
+        return params
+
+    def activation_defaults(self, name: str) -> tuple:
+        """Hook: the (alpha, beta) an activation takes when activation_alpha / _beta give it none:
+        the standalone operator's defaults, 0 where it has none."""
+        default_alpha, default_beta = DEFAULTS.get(name, (0.0, 0.0))
+        return default_alpha, (0.0 if default_beta is None else default_beta)
 
     # -- computing ------------------------------------------------------------------------------
 
@@ -317,39 +288,42 @@ class NumpyRNN:
         g, h = GATES[p.op], p.hidden_size
         ys, hs, cs = [], [], []
         for d in range(p.num_directions):
-            w, r = self.gate_order(p.op, p.W[d]), self.gate_order(p.op, p.R[d])
-            wb, rb = self.gate_order(p.op, p.B[d, :g * h]), self.gate_order(p.op, p.B[d, g * h:])
-            if self.bug == "recurrence-bias-dropped":
-                rb = np.zeros_like(rb)
-            h0 = p.initial_h[d]
-            if self.bug == "initial-h-ignored":
-                h0 = np.zeros_like(h0)
+            w, r = self.gate_blocks(p.op, p.W[d]), self.gate_blocks(p.op, p.R[d])
+            wb, rb = self.gate_blocks(p.op, p.B[d, :g * h]), self.gate_blocks(p.op, p.B[d, g * h:])
+            rb = self.recurrence_bias(rb)
+            h0 = self.initial_state(p.initial_h[d])
             c0 = p.initial_c[d] if p.initial_c is not None else np.zeros_like(h0)
             reverse = p.direction == "reverse" or d == 1
             y, y_h, y_c = self.direction(p, d, w, r, wb, rb, h0, c0, reverse)
             ys.append(y)
             hs.append(y_h)
             cs.append(y_c)
-        if self.bug == "bidirectional-swapped":
-            ys, hs, cs = ys[::-1], hs[::-1], cs[::-1]
-        out = {"Y": np.stack(ys, axis=1), "Y_h": np.stack(hs), "Y_c": np.stack(cs)}
-        if self.bug == "benign-noise":
-            factor = p.compute.type(1 + self.noise_eps * np.finfo(p.compute).eps)
-            out = {k: v * factor for k, v in out.items()}
+        out = self.perturb_outputs(self.stack_directions(ys, hs, cs), p.compute)
         if p.layout == 1:
             out = {"Y": np.transpose(out["Y"], (2, 0, 1, 3)), "Y_h": np.transpose(out["Y_h"], (1, 0, 2)),
                    "Y_c": np.transpose(out["Y_c"], (1, 0, 2))}
         return {k: np.ascontiguousarray(v).astype(p.dtype) for k, v in out.items()}
 
-    def gate_order(self, op: str, blocks: np.ndarray) -> np.ndarray:
-        """The gate blocks (axis 0) in ONNX order, or in the wrong order a gate-order bug reads."""
-        swaps = {"gate-order-lstm-of": ("LSTM", (0, 2, 1, 3)), "gate-order-lstm-if": ("LSTM", (2, 1, 0, 3)),
-                 "gate-order-lstm-oc": ("LSTM", (0, 3, 2, 1)), "gate-order-gru-zr": ("GRU", (1, 0, 2))}
-        if self.bug in swaps and swaps[self.bug][0] == op:
-            order = swaps[self.bug][1]
-            parts = np.split(blocks, len(order), axis=0)
-            return np.concatenate([parts[k] for k in order], axis=0)
+    def gate_blocks(self, op: str, blocks: np.ndarray) -> np.ndarray:
+        """Hook: the gate blocks (axis 0) of W, R, Wb or Rb of one direction, in ONNX order
+        (LSTM i, o, f, c; GRU z, r, h), as the cell reads them."""
         return blocks
+
+    def recurrence_bias(self, rb: np.ndarray) -> np.ndarray:
+        """Hook: the recurrence bias Rb (second half of B) the cell adds."""
+        return rb
+
+    def initial_state(self, h0: np.ndarray) -> np.ndarray:
+        """Hook: the hidden state the recurrence starts from (initial_h, zeros when absent)."""
+        return h0
+
+    def stack_directions(self, ys: list, hs: list, cs: list) -> dict:
+        """Hook: Y, Y_h, Y_c from the per-direction results, forward first on the direction axis."""
+        return {"Y": np.stack(ys, axis=1), "Y_h": np.stack(hs), "Y_c": np.stack(cs)}
+
+    def perturb_outputs(self, out: dict, compute: np.dtype) -> dict:
+        """Hook: the outputs (layout 0, compute dtype) as returned: unchanged."""
+        return out
 
     def direction(self, p: Problem, d: int, w, r, wb, rb, h0, c0, reverse: bool):
         s, b = p.X.shape[:2]
@@ -357,30 +331,42 @@ class NumpyRNN:
         batch = np.arange(b)
         y = np.zeros((s, b, p.hidden_size), p.compute)
         h, c = h0.copy(), c0.copy()
+        start = self.reverse_start(lens, s) if reverse else None
         for k in range(s):
-            if reverse and self.bug == "reverse-ignores-sequence-lens":
-                t = np.full(b, s - 1 - k)
-                step = np.ones(b, bool)             # the state runs over the padding too
-                write = t < lens
-            elif reverse:
-                t = lens - 1 - k
-                step = write = k < lens
+            if reverse:
+                t = start - k
+                step = t >= 0                       # the state steps while t >= 0
+                write = step & (t < lens)           # Y is written only within the sequence
             else:
                 t = np.full(b, k)
                 step = write = k < lens
             t = np.where(step, t, 0)
             x = p.X[t, batch]
             h_new, c_new = self.cell(p, d, x, h, c, w, r, wb, rb)
-            value = h if self.bug == "y-off-by-one" else h_new
-            at = np.full(b, k) if reverse and self.bug == "reverse-y-not-reversed" else t
-            y[at[write], batch[write]] = value[write]
+            at = self.y_time(t, k, reverse)
+            y[at[write], batch[write]] = self.y_value(h, h_new)[write]
             h = np.where(step[:, None], h_new, h)
             c = np.where(step[:, None], c_new, c)
         empty = (lens == 0)[:, None]
-        y_h, y_c = np.where(empty, 0, h), np.where(empty, 0, c)
-        if self.bug == "y-h-from-last-step":
-            y_h = (y[0] if reverse else y[s - 1]).copy()
-        return y, y_h, y_c
+        return y, self.final_hidden(y, h, lens, reverse), np.where(empty, 0, c)
+
+    def reverse_start(self, lens: np.ndarray, seq_length: int) -> np.ndarray:
+        """Hook: per batch row, the time step the reverse direction starts at: len - 1 (it then
+        steps down to 0; a 0-length sequence never steps)."""
+        return lens - 1
+
+    def y_time(self, t: np.ndarray, k: int, reverse: bool) -> np.ndarray:
+        """Hook: per batch row, where on Y's time axis the k-th step processed is written: its
+        time step t."""
+        return t
+
+    def y_value(self, h_before: np.ndarray, h_after: np.ndarray) -> np.ndarray:
+        """Hook: what Y[t] holds: the state after step t."""
+        return h_after
+
+    def final_hidden(self, y: np.ndarray, h: np.ndarray, lens: np.ndarray, reverse: bool) -> np.ndarray:
+        """Hook: Y_h of one direction from the final state h: 0 for a 0-length sequence."""
+        return np.where((lens == 0)[:, None], 0, h)
 
     def cell(self, p: Problem, d: int, x, h, c, w, r, wb, rb):
         """One time step for the batch rows: (H[t], C[t]) from X[t], H[t-1], C[t-1]."""
@@ -395,9 +381,8 @@ class NumpyRNN:
             hr = self.matmul(h, r[:2 * hs]) + rb[:2 * hs]
             z = self.act(p, f, xw[:, :hs] + hr[:, :hs])
             rt = self.act(p, f, xw[:, hs:2 * hs] + hr[:, hs:])
-            lbr = p.linear_before_reset != (self.bug == "linear-before-reset-inverted")
             rh, rbh = r[2 * hs:], rb[2 * hs:]
-            if lbr:
+            if self.linear_before_reset(p.linear_before_reset):
                 hh = self.act(p, g, xw[:, 2 * hs:] + rt * (self.matmul(h, rh) + rbh))
             else:
                 hh = self.act(p, g, xw[:, 2 * hs:] + self.matmul(rt * h, rh) + rbh)
@@ -406,39 +391,57 @@ class NumpyRNN:
         f, g, hf = acts
         gates = xw + self.matmul(h, r) + rb
         gi, go, gf, gc = (gates[:, k * hs:(k + 1) * hs] for k in range(4))
-        pi, po, pf = (p.P[d, k * hs:(k + 1) * hs] * (self.bug != "peepholes-ignored") for k in range(3))
+        peep = self.peepholes(p.P[d])
+        pi, po, pf = (peep[k * hs:(k + 1) * hs] for k in range(3))
         one = p.compute.type(1)
-        if p.input_forget and self.bug == "input-forget-i-from-f":
-            ft = self.act(p, f, gf + pf * c)
-            it = one - ft
+
+        def input_gate():
+            return self.act(p, f, gi + pi * c)
+
+        def forget_gate():
+            return self.act(p, f, gf + pf * c)
+
+        if p.input_forget:
+            it, ft = self.input_forget_coupling(input_gate, forget_gate, one)
         else:
-            it = self.act(p, f, gi + pi * c)
-            ft = one - it if p.input_forget else self.act(p, f, gf + pf * c)
+            it, ft = input_gate(), forget_gate()
         ct = self.act(p, g, gc)
         c_new = ft * c + it * ct
-        o_cell = c if self.bug == "peephole-output-old-cell" else c_new
-        ot = self.act(p, f, go + po * o_cell)
+        ot = self.act(p, f, go + po * self.output_peephole_cell(c, c_new))
         return ot * self.act(p, hf, c_new, clip=False), c_new
 
+    def linear_before_reset(self, flag: bool) -> bool:
+        """Hook: whether GRU applies the reset gate after the recurrence's linear transformation
+        (r . (H R^T + Rbh)) rather than before it ((r . H) R^T + Rbh): the attribute's value."""
+        return flag
+
+    def peepholes(self, peep: np.ndarray) -> np.ndarray:
+        """Hook: one direction's peephole weights [Pi, Po, Pf] (zeros when P is absent)."""
+        return peep
+
+    def input_forget_coupling(self, input_gate, forget_gate, one):
+        """Hook: (it, ft) when input_forget = 1, from the gates' thunks: ft = 1 - it."""
+        it = input_gate()
+        return it, one - it
+
+    def output_peephole_cell(self, c_old: np.ndarray, c_new: np.ndarray) -> np.ndarray:
+        """Hook: the cell state the output gate's peephole reads: Po . C[t]."""
+        return c_new
+
     def matmul(self, a: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """a [B, K] times w [N, K] transposed, in the compute dtype."""
-        if self.bug != "float16-accumulation":
-            return a @ w.T
-        acc = np.zeros((a.shape[0], w.shape[0]), np.float16)
-        for k in range(a.shape[1]):
-            acc = (acc + (a[:, k:k + 1] * w[None, :, k]).astype(np.float16)).astype(np.float16)
-        return acc.astype(a.dtype)
+        """Hook: a [B, K] times w [N, K] transposed, in the compute dtype."""
+        return a @ w.T
 
     def act(self, p: Problem, fn: tuple, x: np.ndarray, clip: bool = True) -> np.ndarray:
-        """An activation with its parameters, with clip bounding its input (or, as a bug, output)."""
-        name, alpha, beta = fn
-        bound = p.clip if clip else None
-        if bound is not None and self.bug != "clip-after-activation":
+        """An activation with its parameters, with clip (when set and ``clip``) bounding its input."""
+        return self.clip_then_activate(fn, x, p.clip if clip else None)
+
+    def clip_then_activate(self, fn: tuple, x: np.ndarray, bound: float | None) -> np.ndarray:
+        """Hook: the activation ``fn`` = (name, alpha, beta) of x, x first clipped to [-bound, bound]
+        when bound is not None."""
+        if bound is not None:
             x = np.clip(x, -bound, bound)
-        y = self.activation(name, alpha, beta, x)
-        if bound is not None and self.bug == "clip-after-activation":
-            y = np.clip(y, -bound, bound)
-        return y
+        return self.activation(*fn, x)
 
     def activation(self, name: str, alpha: float, beta: float, x: np.ndarray) -> np.ndarray:
         t = x.dtype.type
@@ -460,9 +463,7 @@ class NumpyRNN:
             if name == "scaledtanh":
                 return a * self.tanh(bt * x)
             if name == "hardsigmoid":
-                if self.bug == "hardsigmoid-alpha-beta-swapped":
-                    a, bt = bt, a
-                return np.maximum(zero, np.minimum(one, a * x + bt))
+                return self.hardsigmoid(x, a, bt)
             if name == "elu":
                 return np.where(x >= zero, x, a * np.expm1(x))
             if name == "softsign":
@@ -471,36 +472,20 @@ class NumpyRNN:
                 return np.logaddexp(zero, x)
         raise Rejected(f"activation {name!r} is not an ONNX activation function")
 
+    def hardsigmoid(self, x: np.ndarray, alpha, beta) -> np.ndarray:
+        """Hook: HardSigmoid, max(0, min(1, alpha*x + beta)) (alpha, beta of x's type)."""
+        t = x.dtype.type
+        return np.maximum(t(0), np.minimum(t(1), alpha * x + beta))
+
     def tanh(self, x: np.ndarray) -> np.ndarray:
-        if self.bug == "fast-tanh":
-            return fast_tanh(x)
+        """Hook: tanh (Tanh, ScaledTanh and LSTM's h by default)."""
         return np.tanh(x)
 
     def sigmoid(self, x: np.ndarray) -> np.ndarray:
-        if self.bug == "sigmoid-float16":
-            x16 = x.astype(np.float16)
-            with np.errstate(over="ignore"):
-                y16 = np.float16(1) / (np.float16(1) + np.exp(-x16))
-            return y16.astype(x.dtype)
+        """Hook: the logistic function, evaluated without overflow."""
         e = np.exp(-np.abs(x))           # never overflows
         one = x.dtype.type(1)
         return np.where(x >= 0, one / (one + e), e / (one + e))
-
-
-#: tanh(x) ~ x P(x^2) / Q(x^2) on |x| < 5.5, +-1 beyond: a [5/4] rational fitted for minimax
-#: relative error (Loeb/Lawson iteration over [0, 5.5]); its error equi-oscillates at ~8.7e-5.
-FAST_TANH_P = (0.999912595, 0.100841254, 6.23843852e-4)
-FAST_TANH_Q = (1.0, 0.4336769, 0.01234516)
-FAST_TANH_CLAMP = 5.5
-
-
-def fast_tanh(x: np.ndarray) -> np.ndarray:
-    t = x.dtype.type
-    xc = np.clip(x, t(-FAST_TANH_CLAMP), t(FAST_TANH_CLAMP))
-    u = xc * xc
-    num = xc * (t(FAST_TANH_P[0]) + u * (t(FAST_TANH_P[1]) + u * t(FAST_TANH_P[2])))
-    den = t(FAST_TANH_Q[0]) + u * (t(FAST_TANH_Q[1]) + u * t(FAST_TANH_Q[2]))
-    return np.where(np.abs(x) >= t(FAST_TANH_CLAMP), np.sign(x), num / den).astype(x.dtype)
 
 
 def _text(value) -> str:

@@ -26,12 +26,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+import conformance.specs.directml.vocabulary as v
 from conformance.case.model import Case
 from conformance.case.vocabulary import OUTPUTS, canonical_activation, num_directions
-from conformance.specs.directml import vocabulary as v
 from conformance.specs.directml.buffers import (
     calc_buffer_tensor_size,
     packed_strides,
@@ -107,7 +108,9 @@ class DirectMLSpec:
                          "outputs stay batch-major in their buffers and their Strides say so "
                          "(X buffer [B,S,I], Y buffer [B,S,D,H], states [B,D,H])")
 
-        fields, buffers, bindings = {}, {}, {}
+        fields: dict[str, Any] = {}  # the operator desc's fields, as JSON
+        buffers: dict[str, bytes] = {}
+        bindings: dict[str, dict[str, Any] | None] = {}
         for index, field in enumerate(v.INPUT_FIELDS[op]):
             name = v.CANONICAL_OF_FIELD[field]
             array = case.tensors.get(name)
@@ -229,7 +232,7 @@ class DirectMLSpec:
         if given is not None and (alphas or betas):
             notes.append("activation_alpha/activation_beta: each activation that takes a parameter "
                          "takes the next unused value, in list order (the 'popped' reading of "
-                         "SPECS.md point 4, as onnxruntime's DML EP reads them); DirectML gives each "
+                         "docs/disagreements.md#activation-parameter-order, as onnxruntime's DML EP reads them); DirectML gives each "
                          "ActivationDesc its own Alpha/Beta, so the reading is fixed here")
         if case.op == "RNN" and d == 1 and len(names) == 2 and names[0] == names[1]:
             notes.append(f"activations {names} for a one-direction RNN: the ONNX schema default is "
@@ -239,7 +242,7 @@ class DirectMLSpec:
             notes.append(f"activations {names} given for one direction: repeated for the backward "
                          "direction (DirectML takes one desc per gate function per direction)")
             names, params = names * 2, params * 2
-        descs = []
+        descs: list[dict[str, Any]] = []
         for index, (name, (alpha, beta)) in enumerate(zip(names, params)):
             if name not in v.ONNX_ACTIVATION:
                 notes.append(f"activations[{index}] = {name!r} is not an ONNX activation and has no "
@@ -247,7 +250,7 @@ class DirectMLSpec:
                 descs.append({"Type": v.OPERATOR_INVALID, "Desc": None})
                 continue
             dml_type, mapping = v.ONNX_ACTIVATION[name]
-            desc = {"InputTensor": None, "OutputTensor": None}
+            desc: dict[str, float | None] = {"InputTensor": None, "OutputTensor": None}
             for field, source in mapping.items():
                 if not isinstance(source, str):
                     desc[field] = float(np.float32(source))
@@ -269,7 +272,7 @@ class DirectMLSpec:
         used = set(names)
         if "ThresholdedRelu" in used:
             notes.append("ThresholdedRelu -> DML_ACTIVATION_THRESHOLDED_RELU, which passes x where "
-                         "x > Alpha (the ONNX RNN docs write x >= alpha; SPECS.md point 6)")
+                         "x > Alpha (the ONNX RNN docs write x >= alpha; docs/disagreements.md#thresholdedrelu-boundary)")
         if "Softplus" in used:
             notes.append("Softplus -> DML_ACTIVATION_SOFTPLUS with Steepness 1: "
                          "ln(1 + exp(1*x)) / 1 = log(1 + e^x)")
@@ -288,7 +291,7 @@ class DirectMLSpec:
         fields["CoupleInputForget"] = int(int(case.attributes.get("input_forget", 0)) != 0)
         if fields["CoupleInputForget"]:
             notes.append("input_forget -> CoupleInputForget TRUE, which DirectML documents as "
-                         "ft = 1 - it (SPECS.md point 1)")
+                         "ft = 1 - it (docs/disagreements.md#input_forget)")
 
 
 def _tensor_desc(data_type: str, sizes: list, strides: list) -> dict:

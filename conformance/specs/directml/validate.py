@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 
-from conformance.specs.directml import vocabulary as v
+import conformance.specs.directml.vocabulary as v
 from conformance.specs.directml.buffers import (
     UINT32_MAX,
     DescriptorError,
@@ -91,7 +92,7 @@ def _is_int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _is_float(x) -> bool:
+def _is_float(x: object) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 

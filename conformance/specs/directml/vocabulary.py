@@ -1,7 +1,7 @@
 """DirectML's own names for the three operators: struct fields, enums, activation descriptors.
 
 Everything here is read off ``DirectML.h`` and the ``DML_*_OPERATOR_DESC`` pages (feature level
-1.0). Only this package uses these names; the rest of the suite speaks ONNX (DESIGN.md).
+1.0). Only this package uses these names; the rest of the suite speaks ONNX (docs/specs.md#canonical-form).
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ ELEMENT_SIZE = {
     "DML_TENSOR_DATA_TYPE_INT64": 8,
 }
 #: little-endian numpy element type of each data type these operators bind
-NUMPY_TYPE = {FLOAT32: np.dtype("<f4"), FLOAT16: np.dtype("<f2"), UINT32: np.dtype("<u4")}
+NUMPY_TYPE: dict[str, np.dtype] = {FLOAT32: np.dtype("<f4"), FLOAT16: np.dtype("<f2"), UINT32: np.dtype("<u4")}
 #: case dtype -> DML_TENSOR_DATA_TYPE, for the dtypes the operators take ("Tensor support" tables)
 DATA_TYPE = {"float32": FLOAT32, "float16": FLOAT16}
 FLOAT_TYPES = (FLOAT32, FLOAT16)
@@ -111,7 +111,7 @@ ACTIVATION_PARAMETERS = {
 OPERATOR_INVALID = "DML_OPERATOR_INVALID"
 
 #: ONNX activation -> (DML activation, {DML parameter: ONNX parameter or a fixed value})
-ONNX_ACTIVATION = {
+ONNX_ACTIVATION: dict[str, tuple[str, dict[str, str | float]]] = {
     "Relu": ("DML_OPERATOR_ACTIVATION_RELU", {}),
     "Tanh": ("DML_OPERATOR_ACTIVATION_TANH", {}),
     "Sigmoid": ("DML_OPERATOR_ACTIVATION_SIGMOID", {}),

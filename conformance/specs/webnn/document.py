@@ -54,14 +54,15 @@ import base64
 import json
 import re
 import zlib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
+import conformance.specs.webnn.vocabulary as v
 from conformance.case.model import Case
 from conformance.case.vocabulary import ATTRIBUTES, OUTPUTS, canonical_activation
 from conformance.specs.program import LAYOUT1_TO_CANONICAL, NotExpressible, Program
-from conformance.specs.webnn import vocabulary as v
 from conformance.specs.webnn.validate import validate_document
 
 GATE_LAYOUTS = ("default", "permuted", "alternate")
@@ -98,7 +99,7 @@ class WebNNSpec:
         attrs = case.attributes
         if case.op == "RNN":
             return ("RNN: WebNN has no plain RNN operator, only gru/gruCell and lstm/lstmCell "
-                    "(section 'gru', 'lstm')")
+                    f"({v.section('gru')}, {v.section('lstm')})")
         if case.dtype not in v.DATA_TYPES:
             reasons.append(f"{case.dtype}: WebNN's recurrent operators take float32 or float16 only "
                            "(their 'Tensor limits' tables)")
@@ -157,7 +158,7 @@ class WebNNSpec:
             if unknown:
                 reasons.append(f"activations {unknown!r} are not activations WebNN can name")
             else:
-                outside = sorted({n for n in names if n not in v.ENUM_ACTIVATIONS})
+                outside = sorted({n for n in names if n is not None and n not in v.ENUM_ACTIVATIONS})
                 if outside:
                     reasons.append(f"activations {outside}: MLRecurrentNetworkActivation is 'relu', "
                                    "'sigmoid' or 'tanh' only")
@@ -235,10 +236,17 @@ class _Translation:
         B = t.get("B")
         if B is not None:
             halves = _split_bias(B, g, hidden)
-            if halves is None:  # an invalid B: written whole as bias, so that its shape is refused
-                self.notes.append(f"B {list(np.shape(B))} is not [directions, {2 * g}*hidden]: written "
-                                  "whole as bias")
-                options["bias"] = self.operand("bias", "constant", _drop_direction(B, 1) if cell else B)
+            if halves is None:  # an invalid B: halves of it, so that WebNN sees the wrong shapes
+                B = np.asarray(B)
+                cut = (B.shape[-1] + 1) // 2 if B.ndim else 0
+                self.notes.append(f"B {list(B.shape)} is not [directions, 2*{g}*hidden]: its last axis "
+                                  f"split at {cut} into bias and recurrentBias as it is (neither can be "
+                                  f"[directions, {g}*hidden] unless B was)")
+                wb, rb = (B[..., :cut], B[..., cut:]) if B.ndim else (B, B)
+                if cell:
+                    wb, rb = _drop_direction(wb, 1), _drop_direction(rb, 1)
+                options["bias"] = self.operand("bias", "constant", wb)
+                options["recurrentBias"] = self.operand("recurrentBias", "constant", rb)
             else:
                 wb, rb = (_reorder(x, g, hidden, order, axis=-1) for x in halves)
                 if cell:
@@ -265,8 +273,8 @@ class _Translation:
             self.notes.append("layout=1: a cell has no time axis; X [batch, input] and the states "
                               "[batch, hidden] either way")
         if cell:
-            args = [self.operand("X", "input", _drop_direction(x, 2)),
-                    self.operand("W", "constant", W), self.operand("R", "constant", R)]
+            args: list[str | int] = [self.operand("X", "input", _drop_direction(x, 2)),
+                                     self.operand("W", "constant", W), self.operand("R", "constant", R)]
             b = case.shape["batch_size"]
             for name, arg in (("initial_h", "hiddenState"), ("initial_c", "cellState")):
                 if name == "initial_c" and case.op != "LSTM":
@@ -295,7 +303,8 @@ class _Translation:
         self.operations.append({"op": op, "args": args, "options": _ordered(options, v.OPTIONS[op]),
                                 "outputs": call_outputs})
         produced = dict(zip(returned, call_outputs))
-        outputs, transforms = [], {}
+        outputs = []
+        transforms: dict[str, Mapping[str, Sequence[int]]] = {}
         for name in OUTPUTS[case.op]:
             if name not in wanted:
                 continue

@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from conformance.specs.webnn import vocabulary as v
+import conformance.specs.webnn.vocabulary as v
 
 #: the largest valid dimension: "a valid dimension" is a positive integer below 2^31 (#738)
 MAX_DIMENSION = 2 ** 31 - 1
@@ -91,7 +92,8 @@ def _recurrent(op: str, call: dict, shapes: dict, types: dict, found: list) -> l
             return None
         return shapes[name]
 
-    operands = {k: shape_of(k, args[k]) for k in v.ARGUMENTS[op] if k not in ("steps", "hiddenSize")}
+    # None marks an unknown operand, and stops the checks below before any shape is read
+    operands: dict[str, Any] = {k: shape_of(k, args[k]) for k in v.ARGUMENTS[op] if k not in ("steps", "hiddenSize")}
     for key in v.OPERAND_OPTIONS:
         if key in options:
             operands[f"options.{key}"] = shape_of(f"options.{key}", options[key])

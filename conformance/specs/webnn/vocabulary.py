@@ -58,8 +58,8 @@ DIRECTION = {"forward": "forward", "reverse": "backward", "bidirectional": "both
 DIRECTIONS = ("forward", "backward", "both")
 
 #: gate layouts: layout name -> the ONNX gate blocks in that order (ONNX GRU z, r, h; LSTM i, o, f, c)
-GRU_LAYOUTS = {"zrn": (0, 1, 2), "rzn": (1, 0, 2)}
-LSTM_LAYOUTS = {"iofg": (0, 1, 2, 3), "ifgo": (0, 2, 3, 1)}
+GRU_LAYOUTS: dict[str, tuple[int, ...]] = {"zrn": (0, 1, 2), "rzn": (1, 0, 2)}
+LSTM_LAYOUTS: dict[str, tuple[int, ...]] = {"iofg": (0, 1, 2, 3), "ifgo": (0, 2, 3, 1)}
 LAYOUTS = {"GRU": GRU_LAYOUTS, "LSTM": LSTM_LAYOUTS}
 DEFAULT_LAYOUT = {"GRU": "zrn", "LSTM": "iofg"}
 GATES = {"GRU": 3, "LSTM": 4}

@@ -20,135 +20,31 @@ error over its allowed error, so hypothesis climbs toward larger errors before t
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import random
-import shutil
 import tempfile
 import time
 from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 from hypothesis import HealthCheck, Phase, Verbosity, event, given, settings, target
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from conformance.compare.verdicts import FAILING, severity
+from conformance.compare.verdicts import severity
+from conformance.fuzz.examiner import FINDING_VERDICTS, Examiner
+from conformance.fuzz.finding import Finding, FindingFailure, Written, _clauses, _finding_text, _wrap, failure_for
 from conformance.fuzz.reduce import reduce_case
 from conformance.fuzz.reproducer import FindingIndex, Known, case_document, file_name, render, repro_command
-from conformance.fuzz.signature import case_tokens, cause, origin, signature
+from conformance.fuzz.signature import case_tokens, origin
 from conformance.fuzz.strategies import Scope, draw_case, with_id
-from conformance.gate import classify
-from conformance.run import Engine, MemoryStore, Options, Pool
+from conformance.gate import Expectations, classify
+from conformance.run import Pool
 from conformance.run.probe import measured
 
-#: verdicts that are findings: the divergences (a rejected *valid* case and a suite error included)
-FINDING_VERDICTS = FAILING
 DATABASE = Path(".hypothesis/conformance-fuzz")
-
-
-class FindingFailure(Exception):
-    """Raised by the property for a new finding; one subclass per origin (see :func:`failure_for`)."""
-
-    origin: tuple = ()
-
-
-_FAILURES: dict = {}
-
-
-def failure_for(origin_key: tuple) -> type:
-    """The exception type of one origin: hypothesis tells bugs apart by exception type."""
-    if origin_key not in _FAILURES:
-        name = "Finding_" + "_".join("".join(ch if ch.isalnum() else "_" for ch in str(p)) for p in origin_key)
-        _FAILURES[origin_key] = type(name[:120], (FindingFailure,), {"origin": origin_key})
-    return _FAILURES[origin_key]
-
-
-@dataclass
-class Finding:
-    """One origin's failure in one example."""
-
-    origin: tuple
-    tokens: frozenset
-    case: object
-    records: list
-    removed: tuple = ()        # features taken away after shrinking (conformance.fuzz.reduce)
-
-    @property
-    def cause(self) -> frozenset:
-        return cause(self.verdict, self.tokens)
-
-    @property
-    def signature(self) -> str:
-        return signature(self.origin, self.cause)
-
-    @property
-    def verdict(self) -> str:
-        return self.origin[1]
-
-    @property
-    def headline(self) -> str:
-        r = self.records[0]
-        return f"{r['target']}: {r['verdict']} on {self.case.describe()}: {r['message'].splitlines()[0][:300]}"
-
-
-@dataclass
-class Written:
-    path: Path
-    signature: str
-    finding: Finding
-    repro: str
-    found_at: tuple = ()        # (examples, seconds) when its origin was first seen
-    written_s: float = 0.0      # seconds into the campaign when it was written (shrinking done)
-
-
-class Examiner:
-    """Runs one case on every target through the Engine, on a warm pool; remembers recent results
-    by case content, so a replay (shrinking, the final report) sees the same verdicts."""
-
-    def __init__(self, targets, pool: Pool, workdir: Path, timeout: float, prec: int = 128, gate=None,
-                 tolerance: str | None = None, memory: int = 4096, deadline: float | None = None):
-        self.targets = list(targets)
-        self.pool = pool
-        self.workdir = Path(workdir)
-        self.options = Options(out_dir=self.workdir, jobs=pool.jobs, timeout=timeout, prec=prec,
-                               write_programs=False, tolerance=tolerance)
-        self.gate = gate
-        self.memory = memory
-        self.deadline = deadline   # no runtime call may outlast it: its timeout shrinks to what is left
-        self.cache: OrderedDict = OrderedDict()
-        self.runs = 0
-        self.busy_s = 0.0
-
-    def seen(self, case) -> bool:
-        return case.digest in self.cache
-
-    def examine(self, case, targets=None) -> list[dict]:
-        """The records of ``case`` on every target (or on ``targets``, a subset: not remembered)."""
-        key = case.digest
-        if targets is None and key in self.cache:
-            self.cache.move_to_end(key)
-            return self.cache[key]
-        store = MemoryStore(self.workdir)
-        start = time.perf_counter()
-        options = self.options
-        if self.deadline is not None:
-            left = max(1.0, self.deadline - time.monotonic())
-            options = dataclasses.replace(options, timeout=min(options.timeout, left))
-        with np.errstate(all="ignore"):   # judging a wild output is not a warning, it is a verdict
-            Engine([case], targets or self.targets, store, options, gate=self.gate).run(self.pool)
-        self.busy_s += time.perf_counter() - start
-        self.runs += 1
-        shutil.rmtree(self.workdir / "programs", ignore_errors=True)
-        if targets is not None:
-            return store.records
-        self.cache[key] = store.records
-        if len(self.cache) > self.memory:
-            self.cache.popitem(last=False)
-        return store.records
 
 
 @dataclass
@@ -158,7 +54,7 @@ class CampaignConfig:
     budget_s: float = 600.0
     jobs: int = 1
     seed: int | None = None
-    expectations: object = None            # conformance.gate.Expectations
+    expectations: Expectations | None = None
     database: Path | None = DATABASE       # None: no persistent database
     timeout: float = 20.0
     scope: Scope = field(default_factory=Scope)
@@ -173,6 +69,9 @@ class CampaignConfig:
     prec: int = 128
     tolerance: str | None = None           # a named policy; None: the derived bound
     plugins: dict = field(default_factory=dict)   # runtime name -> MOD:ATTR, for repro commands
+    #: other folders whose findings are known (the repository's cases/regressions/): an example they
+    #: cover is not new; findings are written to ``out_dir`` only
+    known: tuple = ()
 
 
 @dataclass
@@ -210,6 +109,9 @@ class Campaign:
         self.observer = observer
         self.result = CampaignResult()
         self.index = FindingIndex.load(config.out_dir)
+        for folder in config.known:
+            if Path(folder).resolve() != Path(config.out_dir).resolve():
+                self.index.merge(FindingIndex.load(folder))
         self.gate = (lambda rec: classify(rec, config.expectations)) if config.expectations else None
         self._start = self._stop_at = time.monotonic()
         self._hard_stop = math.inf  # set by run(); a finding reduced outside a campaign has no time limit
@@ -351,8 +253,11 @@ class Campaign:
         # What @hypothesis.seed sets, without the database=None it adds: a seeded campaign still
         # reads and grows the database (--no-database for an exact rerun). As hypothesis.find does,
         # the database key is set explicitly, so every campaign of one scope shares its examples.
-        test._hypothesis_internal_use_seed = (self.result.seed * 1_000_003 + index) % 2 ** 64
-        test._hypothesis_internal_database_key = f"conformance-fuzz:{self.config.scope.key()}".encode()
+        # hypothesis's private attributes, absent from its types
+        test._hypothesis_internal_use_seed = (  # type: ignore[attr-defined]
+            (self.result.seed * 1_000_003 + index) % 2 ** 64)
+        test._hypothesis_internal_database_key = (  # type: ignore[attr-defined]
+            f"conformance-fuzz:{self.config.scope.key()}".encode())
         try:
             test()
         except BaseException as exc:  # noqa: BLE001 - sorted out below
@@ -441,62 +346,6 @@ class Campaign:
                 del self.index.by_signature[known.signature]
                 self.result.written = [w for w in self.result.written if w.signature != known.signature]
             self.result.superseded.append((known.path, new.path, bool(mine)))
-
-
-def _finding_text(finding: Finding) -> str:
-    r = finding.records[0]
-    tokens = ", ".join(sorted(finding.tokens)) or "no optional feature"
-    needs = ", ".join(sorted(finding.cause)) or f"nothing optional (the plain {finding.case.op} path)"
-    first = r["message"].splitlines()[0] if r["message"] else ""
-    first = first if len(first) <= 240 else first[:240] + " …"
-    return (f"Fuzzer finding: {r['target']} gave `{r['verdict']}` on {finding.case.describe()} "
-            f"(features: {tokens}; the finding needs: {needs}). {first} (the whole message is in finding.message)")
-
-
-def _wrap(items: list[str], width: int = 96) -> list[str]:
-    lines, line = [], ""
-    for item in items:
-        if line and len(line) + len(item) + 2 > width:
-            lines.append("  " + line)
-            line = ""
-        line = f"{line}, {item}" if line else item
-    return lines + (["  " + line] if line else [])
-
-
-def _clauses(case, records) -> list[str]:
-    """Each failing spec's clause, followed by the attributes and inputs the finding needs."""
-    from conformance.specs import SPECS
-    named = ", ".join(_clause_names(case))
-    out = []
-    for spec in sorted({r["spec"] for r in records}):
-        try:
-            clause = SPECS[spec].clause(case)
-        except Exception:  # noqa: BLE001 - a clause is a courtesy; the finding stands without it
-            clause = spec
-        out.append(f"{clause} {named}" if named else clause)
-    if not case.valid:
-        out.append(f"{case.op} input constraints: {case.violates}")
-    return out
-
-
-#: the spec vocabulary of each feature token, for a finding's clause line
-_CLAUSE_OF = {"reverse": "direction", "bidirectional": "direction", "clip": "clip", "layout=1": "layout",
-              "linear_before_reset": "linear_before_reset", "input_forget": "input_forget", "P": "input P (peepholes)",
-              "B": "input B", "initial_h": "input initial_h", "initial_c": "input initial_c",
-              "sequence_lens=full": "input sequence_lens", "sequence_lens=partial": "input sequence_lens",
-              "activation_alpha": "activation_alpha", "activation_beta": "activation_beta",
-              "per_direction_activations": "activations per direction", "form=cell": "one time step (cell)"}
-
-
-def _clause_names(case) -> list[str]:
-    tokens = case_tokens(case)
-    names = [f"activations ({', '.join(sorted(t[4:] for t in tokens if t.startswith('act=')))})"] \
-        if any(t.startswith("act=") for t in tokens) else []
-    for token in sorted(tokens):
-        name = _CLAUSE_OF.get(token) or (f"type {token[6:]}" if token.startswith("dtype=") else None)
-        if name and name not in names:
-            names.append(name)
-    return names
 
 
 def _leaves(exc: BaseException):

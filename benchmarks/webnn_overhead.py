@@ -1,0 +1,119 @@
+"""The suite's cost per WebNN pair against the bare WebNN calls, in the same browser build.
+
+Side by side, ``--rounds`` times in alternation: (1) the suite (``Engine`` on the webnn target of
+one device, one spec: translation, the worker, the page round trip, the comparison with a cached
+oracle, results written), its wall time per pair; (2) the bare calls: the same written documents
+replayed in a page of the same browser executable, timing only ``build()`` and
+``dispatch() + readTensor()`` inside the page (``performance.now()``), summed. The ratio is (1)/(2);
+the goal is at most 1.5x. Also reported: the time the suite's workers spent inside the runtime
+(the whole page round trip, document read and outputs decoded included) against the bare calls.
+
+    python benchmarks/webnn_overhead.py [--cases cases] [-k EXPR] [--rounds 3] [--device CPU]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from conformance.case import load_paths  # noqa: E402
+from conformance.run import Engine, Options, ResultStore, compile_expression  # noqa: E402
+from conformance.specs import SPECS, NotExpressible  # noqa: E402
+
+SPEC = "webnn-ed-20260626"
+
+
+def webnn_target(device: str = "CPU"):
+    from conformance.runtimes import webnn
+    found, gaps = webnn.targets({"webnn": [SPEC]})
+    for t in found:
+        if t.device in (device, "default"):
+            return t, ""
+    return None, "; ".join(reason for _, reason in gaps) or "no webnn target"
+
+
+def suite(cases, target) -> tuple[float, float, int]:
+    """(wall s, time inside the runtime s, pairs run) of one suite run on ``target``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = ResultStore(tmp, resume=False)
+        engine = Engine(cases, [target], store, Options(out_dir=Path(tmp), jobs=1, write_programs=True))
+        start = time.perf_counter()
+        summary = engine.run()
+        wall = time.perf_counter() - start
+        store.close()
+        records = [json.loads(line) for line in (Path(tmp) / "results.jsonl").read_text().splitlines()]
+    ran = sum(1 for r in records if r["verdict"] != "not-expressible")
+    return wall, summary.runtime_s, ran
+
+
+def bare(documents: list, runtime) -> float:
+    """Seconds of build + dispatch + read inside the page, summed over the documents."""
+    total = 0.0
+    for i in range(0, len(documents), 50):
+        for t in runtime.timings(documents[i:i + 50]):
+            if t["ok"]:
+                total += (t["build_ms"] + t["compute_ms"]) / 1000.0
+    return total
+
+
+def measure(cases, rounds: int = 3, device: str = "CPU") -> dict:
+    from conformance.runtimes.webnn import WebNN
+    target, why = webnn_target(device)
+    if target is None:
+        return {"skipped": why}
+    cases = [c for c in cases if not isinstance(SPECS[SPEC].translate(c), NotExpressible)]
+    folder = Path(tempfile.mkdtemp(prefix="webnn-bench-"))
+    documents = []
+    for i, case in enumerate(cases):
+        program = SPECS[SPEC].translate(case)
+        where = folder / str(i)
+        where.mkdir()
+        SPECS[SPEC].write(program, where)
+        documents.append(program.files["model"])
+    runtime = WebNN(**dict(target.ref.kwargs))
+    suite(cases, target)  # warms the oracle's cache and the browser's first compile
+    bare(documents, runtime)
+    out = []
+    for r in range(rounds):
+        wall, inside, pairs = suite(cases, target)
+        alone = bare(documents, runtime)
+        out.append({"suite_wall_s": wall, "suite_inside_runtime_s": inside, "bare_s": alone, "pairs": pairs,
+                    "suite_ms_per_pair": 1000 * wall / pairs, "bare_ms_per_pair": 1000 * alone / pairs,
+                    "ratio": wall / alone, "inside_ratio": inside / alone})
+        print(f"webnn round {r + 1}: suite {1000 * wall / pairs:.2f} ms/pair ({1000 * inside / pairs:.2f} inside "
+              f"the runtime), bare build+compute {1000 * alone / pairs:.2f} ms/pair: ratio {wall / alone:.2f}x "
+              f"(inside {inside / alone:.2f}x)", flush=True)
+    if runtime._session is not None:
+        runtime._session.close()
+    return {"target": target.id, "rounds": out, "median_ratio": statistics.median(r["ratio"] for r in out),
+            "median_inside_ratio": statistics.median(r["inside_ratio"] for r in out), "goal": 1.5}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", default=str(ROOT / "cases"))
+    ap.add_argument("-k", default="")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--device", default="CPU")
+    ap.add_argument("--out", default=str(ROOT / "reports" / "bench"))
+    args = ap.parse_args()
+    cases, _ = load_paths([args.cases])
+    select = compile_expression(args.k)
+    result = measure([c for c in cases if select(c.id)], args.rounds, args.device)
+    print(json.dumps({k: v for k, v in result.items() if k != "rounds"}))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "webnn.json").write_text(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,64 @@
+"""The examiner: runs one drawn case on the campaign's targets through the Engine (the corpus's
+oracle and tolerance, one warm worker Pool for the whole campaign) and returns its records."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import time
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+
+from conformance.compare.verdicts import FAILING
+from conformance.run import Engine, MemoryStore, Options, Pool
+
+#: verdicts that are findings: the divergences (a rejected *valid* case and a suite error included)
+FINDING_VERDICTS = FAILING
+
+
+class Examiner:
+    """Runs one case on every target through the Engine, on a warm pool; remembers recent results
+    by case content, so a replay (shrinking, the final report) sees the same verdicts."""
+
+    def __init__(self, targets, pool: Pool, workdir: Path, timeout: float, prec: int = 128, gate=None,
+                 tolerance: str | None = None, memory: int = 4096, deadline: float | None = None):
+        self.targets = list(targets)
+        self.pool = pool
+        self.workdir = Path(workdir)
+        self.options = Options(out_dir=self.workdir, jobs=pool.jobs, timeout=timeout, prec=prec,
+                               write_programs=False, tolerance=tolerance)
+        self.gate = gate
+        self.memory = memory
+        self.deadline = deadline   # no runtime call may outlast it: its timeout shrinks to what is left
+        self.cache: OrderedDict = OrderedDict()
+        self.runs = 0
+        self.busy_s = 0.0
+
+    def seen(self, case) -> bool:
+        return case.digest in self.cache
+
+    def examine(self, case, targets=None) -> list[dict]:
+        """The records of ``case`` on every target (or on ``targets``, a subset: not remembered)."""
+        key = case.digest
+        if targets is None and key in self.cache:
+            self.cache.move_to_end(key)
+            return self.cache[key]
+        store = MemoryStore(self.workdir)
+        start = time.perf_counter()
+        options = self.options
+        if self.deadline is not None:
+            left = max(1.0, self.deadline - time.monotonic())
+            options = dataclasses.replace(options, timeout=min(options.timeout, left))
+        with np.errstate(all="ignore"):   # judging a wild output is not a warning, it is a verdict
+            Engine([case], targets or self.targets, store, options, gate=self.gate).run(self.pool)
+        self.busy_s += time.perf_counter() - start
+        self.runs += 1
+        shutil.rmtree(self.workdir / "programs", ignore_errors=True)
+        if targets is not None:
+            return store.records
+        self.cache[key] = store.records
+        if len(self.cache) > self.memory:
+            self.cache.popitem(last=False)
+        return store.records

@@ -1,0 +1,114 @@
+"""Artifacts sized for CI (``conformance run --artifacts failing``, the default).
+
+A pair *keeps its detail* when it diverges and the gate does not excuse it (``new``, or any
+divergence when no gate ran). After a run:
+
+- ``results.jsonl`` is rewritten with the newest line of every pair: the full record for every
+  pair of a case with such a pair (its page compares them all); a summary for the others (``"detail": "summary"``): everything the gate,
+  a baseline, the resume index (``pair_digest``) and the report's matrix, clusters and difference
+  views read, without the per-element detail (worst elements, errors per step, the oracle's
+  certificate, the tolerance's derivation). A known divergence's summary keeps its message, its
+  worst element and its repro command.
+- ``programs/`` keeps the programs of the spec versions that such pairs ran; the rest, and the
+  ablation's scratch folder, go.
+- the report writes a case page only for the cases with such a pair (conformance/report/html.py).
+
+``--artifacts full`` keeps everything, as the run wrote it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+from conformance.compare.verdicts import FAILING, SEVERITY
+from conformance.run.files import write_atomic
+from conformance.run.results import _clean
+
+MODES = ("failing", "full")
+
+#: what every summary line keeps: the pair, its target, its verdict and what the gate, a baseline,
+#: the resume index and the report's index page read
+SUMMARY = ("case", "target", "spec", "spec_family", "runtime", "runtime_family", "runtime_version", "device",
+           "config", "target_precision", "plugin", "file", "op", "expect", "features", "pair_digest", "verdict",
+           "ratio", "max_abs_err", "reading", "semantics", "gate", "elapsed_s")
+#: and a known divergence's summary: what the report's causes, summary.md and JUnit show of it
+KNOWN = ("message", "repro")
+#: a message is clipped to this many characters in a summary
+MESSAGE_CHARS = 200
+
+
+def keeps_detail(record: dict) -> bool:
+    """A divergence the gate does not excuse (or a verdict this version does not know)."""
+    verdict = record.get("verdict")
+    if verdict not in FAILING and verdict in SEVERITY:
+        return False
+    return record.get("gate") in (None, "", "new")
+
+
+def summarize(record: dict) -> dict:
+    """The summary line of a pair that does not keep its detail."""
+    out = {k: record[k] for k in SUMMARY if k in record and record[k] is not None}
+    if record.get("verdict") in FAILING:
+        out.update({k: record[k] for k in KNOWN if k in record})
+        if isinstance(out.get("message"), str):
+            first = out["message"].strip().split("\n", 1)[0]
+            out["message"] = first if len(first) <= MESSAGE_CHARS else first[:MESSAGE_CHARS - 1] + "…"
+    expected = record.get("expected")
+    if isinstance(expected, dict):     # the entry's file:line says the rest
+        out["expected"] = {k: expected[k] for k in ("where", "kind", "reason") if k in expected}
+    effective = record.get("effective")
+    if isinstance(effective, dict):    # the gate's `config:` reads its keys; `source` is prose
+        out["effective"] = {k: v for k, v in effective.items() if k != "source"}
+    declared = record.get("declared")
+    if isinstance(declared, dict):     # the gate's `within: declared` reads its verdict
+        out["declared"] = {k: declared[k] for k in ("precision", "verdict", "ratio") if k in declared}
+    silent = record.get("silent")
+    if isinstance(silent, dict):       # the report's spec-silent table reads the readings chosen
+        out["silent"] = {"verdict": silent.get("verdict"),
+                         "points": {p: {"reading": (e or {}).get("reading")}
+                                    for p, e in (silent.get("points") or {}).items()}}
+    out["detail"] = "summary"
+    return out
+
+
+def _program_folder(record: dict) -> str:
+    """The folder conformance/run/engine.py writes a case's programs in."""
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", f"{record['case']}-{str(record.get('case_digest', ''))[:8]}")[:150]
+
+
+def finish(out_dir, records: list[dict], mode: str = "failing") -> dict:
+    """Trim results.jsonl and prune programs/ for ``mode`` (nothing for ``full``); ``records``
+    are the newest record of every pair in the results file, gated. Returns what was done."""
+    out_dir = Path(out_dir)
+    if mode == "full":
+        return {}
+    lines, kept = [], defaultdict(set)      # program folder -> the specs whose programs stay
+    folders: dict[str, set[str]] = {}
+    paged = {r["case"] for r in records if keeps_detail(r)}   # their pages show every target in full
+    for r in records:
+        folder = _program_folder(r)
+        folders.setdefault(folder, set()).add(str(r.get("spec", "")))
+        if keeps_detail(r):
+            kept[folder].add(str(r.get("spec", "")))
+        lines.append(r if r["case"] in paged else summarize(r))
+    results = out_dir / "results.jsonl"
+    write_atomic(results, "".join(json.dumps(_clean(r)) + "\n" for r in lines))
+    removed = 0
+    programs = out_dir / "programs"
+    for folder, specs in folders.items():
+        path = programs / folder
+        if not path.is_dir():
+            continue
+        if not kept.get(folder):
+            shutil.rmtree(path, ignore_errors=True)
+            removed += 1
+            continue
+        for f in path.iterdir():
+            if any(f.name.startswith(spec + ".") for spec in specs - kept[folder]):
+                f.unlink(missing_ok=True)
+    shutil.rmtree(out_dir / "ablation", ignore_errors=True)
+    return {"summarized": sum(1 for r in lines if r.get("detail") == "summary"), "program_folders_removed": removed}

@@ -1,0 +1,167 @@
+"""The worker's side: what a worker process does with the jobs it is sent (conformance/run/workers.py).
+
+It leads its own process group, dies with its parent, captures its runtime's output per call,
+builds its one runtime (or the oracle) once and answers each job with an Outcome; a result that
+may hold spec-silent elements is computed again in the same process (``again``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+import traceback
+
+from conformance.run.processes import ORACLE, _own_group
+
+#: the most of a call's printed output kept with its outcome (its tail)
+OUTPUT_KEPT = 4000
+
+
+
+
+
+
+def _capture(log: str | None) -> None:
+    """Send this process's stdout and stderr (file descriptors 1 and 2, so native code's output
+    too) to ``log``, which the pool reads after each call and attaches to its outcome."""
+    if not log:
+        return
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    for target in (1, 2):
+        os.dup2(fd, target)
+    os.close(fd)
+
+
+def _serve(conn, binding, log: str | None = None) -> None:
+    """Worker loop: receive (kind, payload), answer (status, value, error, detail, elapsed,
+    effective, describe). Only jobs of this worker's binding are accepted."""
+    _own_group()
+    _capture(log)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    runtime = None
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        kind, payload = msg
+        start = time.perf_counter()
+        _flush()
+        try:
+            if kind in ("run", "probe"):
+                ref, model, feeds, *rest = payload
+                repeat_under = rest[0] if rest else 0.0
+                if ref != binding:
+                    raise RuntimeError(f"a worker bound to {binding!r} was sent a job for {ref!r}")
+                if runtime is None:
+                    runtime = ref.build()
+                conn.send(("started", None, "", "", 0.0, {}, {}, None))  # the timeout counts from here
+                start = time.perf_counter()
+                returned = runtime.run(model, feeds)
+            else:
+                if binding != ORACLE:
+                    raise RuntimeError(f"a worker bound to {binding!r} was sent a suite function")
+                func, args = payload
+                returned = func(*args)
+            _flush()
+        except Exception as exc:  # the runtime's refusal, reported as its text
+            _flush()
+            tb = traceback.format_exc(limit=6)
+            conn.send(("error", None, f"{type(exc).__name__}: {exc}"[:4000], tb[-2000:],
+                       time.perf_counter() - start, _effective(runtime), _describe(runtime, kind), None))
+            continue
+        elapsed = time.perf_counter() - start
+        if kind in ("run", "probe"):
+            try:
+                value = _as_arrays(returned)
+            except Exception as exc:  # noqa: BLE001 - what came back is not outputs: the runtime's fault
+                conn.send(("garbage", None, f"returned {_kind_of(returned)}, which is not a list of arrays: "
+                           f"{type(exc).__name__}: {exc}"[:2000], "", elapsed, _effective(runtime),
+                           _describe(runtime, kind), None))
+                continue
+        else:
+            value = returned
+        effective, described = _effective(runtime), _describe(runtime, kind)
+        again = _again(runtime, model, feeds) if kind == "run" and 0 < elapsed <= repeat_under else None
+        try:
+            conn.send(("ok", value, "", "", elapsed, effective, described, again))
+        except Exception as exc:  # noqa: BLE001 - an output that cannot travel back (unpicklable)
+            conn.send(("garbage", None, f"returned outputs that cannot be sent back: {type(exc).__name__}: "
+                       f"{exc}"[:2000], "", elapsed, {}, {}, None))
+
+
+def _again(runtime, model, feeds):
+    """The same call once more (a pair whose spec may leave outputs undefined, and whose call is
+    cheap): its outputs, or why there are none. An undefined element that changes between the two
+    is memory the runtime did not compute."""
+    try:
+        outputs = _as_arrays(runtime.run(model, feeds))
+        _flush()
+        return outputs
+    except Exception as exc:  # noqa: BLE001 - the second call's fate is reported, not raised
+        _flush()
+        return f"the second run failed: {type(exc).__name__}: {exc}"[:300]
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001, S110 - a runtime that closed or replaced them
+            pass
+
+
+def _kind_of(value) -> str:
+    return f"a {type(value).__name__}"
+
+
+def _as_arrays(returned) -> list:
+    """The runtime's outputs as numpy arrays (a list or tuple of array-likes)."""
+    import numpy as np
+    if isinstance(returned, (str, bytes, dict)) or not hasattr(returned, "__iter__"):
+        raise TypeError(f"expected a list of arrays, got {type(returned).__name__}")
+    return [np.asarray(x) for x in returned]
+
+
+def _effective(runtime) -> dict:
+    """The runtime's own account of the configuration its last call ran in (``effective()``, an
+    optional part of the runtime contract); a method that fails says so instead."""
+    method = getattr(runtime, "effective", None)
+    if not callable(method):
+        return {}
+    try:
+        return _plain(method())
+    except Exception as exc:  # noqa: BLE001 - a broken report costs the report, not the verdict
+        return {"error": f"effective() failed: {type(exc).__name__}: {exc}"[:300]}
+
+
+def _describe(runtime, kind: str) -> dict:
+    method = getattr(runtime, "describe", None)
+    if kind != "probe" or not callable(method):
+        return {}
+    try:
+        return _plain(method())
+    except Exception as exc:  # noqa: BLE001
+        return {"error": f"describe() failed: {type(exc).__name__}: {exc}"[:300]}
+
+
+def _plain(value) -> dict:
+    """A runtime's report as plain JSON-able data (str, numbers, bools, lists, dicts)."""
+    if not isinstance(value, dict):
+        return {"error": f"expected a dict, got {type(value).__name__}"}
+
+    def clean(v, depth=0):
+        if depth > 4:
+            return str(v)[:200]
+        if isinstance(v, (bool, int, float)) or v is None:
+            return v
+        if isinstance(v, dict):
+            return {str(k)[:100]: clean(x, depth + 1) for k, x in list(v.items())[:50]}
+        if isinstance(v, (list, tuple, set)):
+            return [clean(x, depth + 1) for x in list(v)[:50]]
+        return str(v)[:200]
+    return clean(value)

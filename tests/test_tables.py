@@ -1,0 +1,160 @@
+"""Each vocabulary lives in one table; these tests fail when a table and one of its readers disagree.
+
+Tables: verdicts (conformance/compare/verdicts.py), features (conformance/case/features.py),
+attributes (conformance/case/vocabulary.py). docs/extending.md walks through adding a row.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.case import schema
+from conformance.case.features import ABLATIONS, FEATURES, REDUCTIONS, clause_of, features
+from conformance.case.load import load_paths
+from conformance.case.vocabulary import ATTRIBUTE_TABLE, ATTRIBUTES, OPS
+from conformance.compare import verdicts as V
+from conformance.fuzz.reproducer import ATTRIBUTE_ORDER
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    cases, errors = load_paths([ROOT / "cases"])
+    assert cases and not errors
+    return cases
+
+
+def _covered(token: str, row) -> bool:
+    return any(token == k or (k.endswith("=") and token.startswith(k)) for k in row.tokens)
+
+
+# ------------------------------------------------------------------------------------ verdicts
+
+def test_every_verdict_has_one_row_and_every_list_is_read_from_it():
+    names = [row.verdict for row in V.TABLE]
+    assert len(names) == len(set(names)) == len(V.Verdict)
+    assert set(V.VERDICTS) == {v.value for v in V.Verdict}
+    assert set(V.FAILING) <= set(V.VERDICTS) and "error" in V.FAILING
+    for table in (V.SEVERITY, V.SHORT, V.MEANING, V.COLOURS):
+        assert set(table) == set(V.VERDICTS), table
+    assert V.worst(["pass", "fail", "crash"]) == "crash" and V.severity(V.SEVERITY[0]) == 0
+    assert all(V.severity(v) < V.severity("pass") for v in V.FAILING)
+
+
+def test_the_readers_use_the_verdict_table():
+    from conformance import gate
+    from conformance.fuzz import examiner as fuzz_examiner
+    from conformance.report import view
+    assert fuzz_examiner.FINDING_VERDICTS == V.FAILING
+    assert not hasattr(gate, "FAILING_VERDICTS")
+    assert not hasattr(view, "SEVERITY")
+
+
+# ------------------------------------------------------------------------------------ features
+
+def test_every_token_a_case_can_have_has_a_row(corpus):
+    missing = {t for c in corpus for t in features(c) if not any(_covered(t, f) for f in FEATURES)}
+    assert not missing, f"feature tokens with no row in case.features.FEATURES: {sorted(missing)}"
+
+
+def test_a_present_feature_shows_in_the_case_tokens(corpus):
+    """A removal row whose presence test holds names a token the case really has (valid cases: an
+    invalid direction is not a direction)."""
+    wrong = [(f.name, c.id) for c in corpus if c.valid for f in FEATURES
+             if f.present is not None and f.present(c) and not any(_covered(t, f) for t in features(c))]
+    assert not wrong, wrong[:5]
+
+
+def test_every_removal_takes_its_feature_away(corpus):
+    for c in corpus:
+        if not c.valid:
+            continue
+        for f in ABLATIONS + REDUCTIONS:
+            if f.present(c):
+                reduced = f.remove(c)
+                assert not f.present(reduced), (f.name, c.id)
+                assert reduced.id.startswith(c.id + "~")
+
+
+def test_ablation_and_reduction_read_the_table():
+    from conformance.fuzz import reduce
+    from conformance.run import ablation
+    assert reduce.REDUCTIONS is REDUCTIONS
+    assert ablation.ABLATIONS is ABLATIONS
+    assert [f.name for f in ABLATIONS][:3] == ["clip", "peepholes", "input_forget"]
+    assert {f.name for f in ABLATIONS} <= {f.name for f in REDUCTIONS} | {"activation_spelling"}
+    rows = [f for f in FEATURES if f.ablation is not None or f.reduction is not None]
+    assert all(f.present and f.remove and f.sentence for f in rows)
+
+
+def test_clauses_come_from_the_table():
+    assert clause_of("reverse") == clause_of("bidirectional") == "direction"
+    assert clause_of("dtype=float16") == "type float16"
+    assert clause_of("P") == "input P (peepholes)"
+    assert clause_of("subnormal") is None
+
+
+# ------------------------------------------------------------------------------------ attributes
+
+def test_the_schema_the_reproducer_and_the_ops_read_the_attribute_table():
+    names = [a.name for a in ATTRIBUTE_TABLE]
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if isinstance(node.get("properties"), dict) and "hidden_size" in node["properties"]:
+                found.append(list(node["properties"]))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+    walk(schema.SCHEMA)
+    assert found and all(f == names for f in found), found
+    assert ATTRIBUTE_ORDER == tuple(names)
+    for op in OPS:
+        assert set(ATTRIBUTES[op]) == {a.name for a in ATTRIBUTE_TABLE if op in a.ops}
+    assert "linear_before_reset" in ATTRIBUTES["GRU"] and "linear_before_reset" not in ATTRIBUTES["LSTM"]
+
+
+# ------------------------------------------------------------------------------------ specs and targets
+
+def test_every_spec_implements_the_protocol_and_names_a_known_family():
+    from conformance.report.view import SPEC_FAMILY_ORDER
+    from conformance.specs import SPECS, Spec
+    from oracles.profiles import PROFILES
+    for name, spec in SPECS.items():
+        assert isinstance(spec, Spec), name
+        assert spec.name == name and spec.family in SPEC_FAMILY_ORDER, name
+        assert spec.semantics in PROFILES, (name, spec.semantics)
+
+
+def test_the_oracle_knows_the_same_attributes_as_the_table():
+    """The oracle keeps its own op table (it imports nothing from conformance/); it must agree."""
+    from oracles.problem import OPS as ORACLE_OPS
+    for op in OPS:
+        assert set(ORACLE_OPS[op].attributes) == set(ATTRIBUTES[op]), op
+
+
+def test_a_family_that_does_not_know_an_attribute_calls_it_not_expressible(monkeypatch):
+    """A new attribute known only to ONNX's translator (docs/extending.md) is not-expressible in
+    every other family, with the reason; ONNX writes it onto the node."""
+    import dataclasses
+
+    from conformance.case import vocabulary
+    from conformance.specs import SPECS, NotExpressible, translate
+    from tests.conftest import ROOT as root
+    cases, _ = load_paths([root / "cases" / "lstm" / "basic.yaml"])
+    case = next(c for c in cases if c.valid)
+    row = vocabulary.Attribute("zoneout", {"type": "number"}, ops=("LSTM",), families=("onnx",))
+    monkeypatch.setitem(vocabulary.ATTRIBUTE, "zoneout", row)
+    zoned = dataclasses.replace(case, attributes={**case.attributes, "zoneout": 0.25})
+    for name, spec in SPECS.items():
+        got = translate(spec, zoned)
+        if spec.family == "onnx":
+            assert not isinstance(got, NotExpressible), name
+            assert b"zoneout" in got.model
+        else:
+            assert isinstance(got, NotExpressible) and "'zoneout'" in got.reason, name
+    assert not any(isinstance(translate(s, case), NotExpressible) and "zoneout" in translate(s, case).reason
+                   for s in SPECS.values())
