@@ -127,6 +127,7 @@ def main():
 @click.option("--verbose", "-v", is_flag=True,
               help="Also every new divergent pair with its message and repro, and the known causes.")
 @click.option("--artifacts", type=click.Choice(("failing", "full")), default="failing", show_default=True,
+              envvar="CONFORMANCE_ARTIFACTS",
               help="failing: programs, case pages and full results.jsonl lines only for divergences the gate does not "
                    "excuse (summary lines for the rest); full: everything.")
 @tier_option
@@ -240,9 +241,9 @@ def _execute(console, cases, load_errors, targets, skipped, options, fresh, expe
                  "gate": dict(Counter(r.get("gate", "") for r in records)),
                  "wall_s": summary.wall_s, "runtime_s": summary.runtime_s})
     write_run_info(out_dir, info)
-    write_reports(records, info, Path(out_dir), clusters, artifacts)
     gated = {(r["case"], r["target"]): r for r in records}
-    finish_artifacts(out_dir, [gated.get((r["case"], r["target"]), r) for r in latest], artifacts)
+    written = finish_artifacts(out_dir, [gated.get((r["case"], r["target"]), r) for r in latest], artifacts)
+    write_reports([written.get(pair, r) for pair, r in gated.items()], info, Path(out_dir), clusters, artifacts)
     terminal.summary(console, records, load_errors, skipped, out_dir, ran=sum(summary.counts.values()),
                      resumed=summary.skipped_pairs, wall_s=summary.wall_s,
                      unused=expectations.unused() if expectations else (), clusters=clusters,

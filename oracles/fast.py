@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -207,7 +208,7 @@ def walk(problem, profile, samples: int | None = None, seed: int = 0) -> dict:
         W, R, bias = F["W"][d], F["R"][d], F["B"][d]
         Wb, Rb = bias[:G * H], bias[G * H:].copy()
         lbr = op == "GRU" and problem.linear_before_reset
-        Rbh = Rb[2 * H:].copy() if lbr else None
+        Rbh: Any = Rb[2 * H:].copy() if lbr else None
         if lbr:
             Rb[2 * H:] = 0.0
         xw = X @ W.T + Wb + Rb                                       # [S, B, GH]
@@ -217,7 +218,8 @@ def walk(problem, profile, samples: int | None = None, seed: int = 0) -> dict:
         RT32 = RT.astype(np.float32)
         h = F["initial_h"][d].copy()
         dh = np.zeros((samples, B, H), dtype=np.float32)
-        c = dc = None
+        c: Any = None
+        dc: Any = None
         if op == "LSTM":
             c = F["initial_c"][d].copy()
             dc = np.zeros((samples, B, H), dtype=np.float32)
@@ -275,10 +277,10 @@ def walk(problem, profile, samples: int | None = None, seed: int = 0) -> dict:
                 da_prop = dh @ RT32
                 i_, o_, f_, c_ = (slice(j * H, (j + 1) * H) for j in range(4))
                 gates = {}
-                for rows, fn in ((i_, fns[0]), (o_, fns[0]), (f_, fns[0]), (c_, fns[1])):
-                    v, dv, own = _act(fn, a[:, rows])
-                    rho = np.sqrt((dv * fresh[:, rows]) ** 2 + own ** 2)
-                    gates[rows.start] = (v, dv.astype(np.float32) * da_prop[..., rows]
+                for block, fn in ((i_, fns[0]), (o_, fns[0]), (f_, fns[0]), (c_, fns[1])):
+                    v, dv, own = _act(fn, a[:, block])
+                    rho = np.sqrt((dv * fresh[:, block]) ** 2 + own ** 2)
+                    gates[block.start] = (v, dv.astype(np.float32) * da_prop[..., block]
                                          + rho.astype(np.float32) * rng((B, H)))
                 (it, dit), (ot, dot_), (ft, dft), (ct, dct) = (gates[s.start] for s in (i_, o_, f_, c_))
                 cnew = ft * c + it * ct
@@ -425,6 +427,7 @@ def evaluate(problem, profile, op: str, attributes: dict, tensors: dict, prec: i
         for name, e in outputs.items():
             got = reading.outputs[name]
             at = (slice(None), slice(None), fallback_rows) if name == "Y" else (slice(None), fallback_rows)
+            assert e.bound is not None and e.sigma is not None  # set by this path for every output
             e.hi[at], e.lo[at], e.bound[at] = (_to0(problem, a) for a in (got.hi, got.lo, got.bound))
             e.sigma[at] = e.sigma[at] - (own_error[name] / (lam * c_k))[at]
     for e in outputs.values():  # layout 0 -> the problem's layout

@@ -24,10 +24,19 @@ SLOW_MODULES = frozenset({
     "test_torch", "test_wrong_implementations", "test_onnx_node_tests", "test_webnn", "test_production",
 })
 
+#: single tests elsewhere that run the real runtimes or sweep the oracle over many problems
+SLOW_TESTS = frozenset({
+    "test_no_correct_implementation_exceeds_the_bound", "test_the_bound_is_not_absurdly_loose",
+    "test_correct_implementations_get_the_classes_and_stay_within_the_bound",
+    "test_baseline_fails_only_on_regressions", "test_a_baseline_from_another_precision_is_not_compared_silently",
+    "test_new_divergence_fails_and_expected_one_passes", "test_expectations_tolerance_override_is_used_and_named",
+    "test_fixed_divergence_is_reported_and_unused_entry_warns", "test_a_run_records_features_and_gates_on_them",
+})
+
 
 def pytest_collection_modifyitems(items):
     for item in items:
-        if Path(str(item.fspath)).stem in SLOW_MODULES:
+        if Path(str(item.fspath)).stem in SLOW_MODULES or item.originalname in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
 
 

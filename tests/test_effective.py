@@ -214,7 +214,7 @@ entries:
 
 def _run(tmp_path, *plugins, expectations=True, extra=()):
     out = tmp_path / "out"
-    args = ["run", "cases", "-k", SELECTION, "--spec", "onnx-14", "--out", out, "--fresh", "-q"]
+    args = ["run", "cases", "-k", SELECTION, "--spec", "onnx-14", "--out", out, "--fresh", "-q", "--artifacts", "full"]
     for p in plugins:
         args += ["--runtime-plugin", f"{DOUBLES}:{p}", "--runtime", _name(p)]
     if expectations:

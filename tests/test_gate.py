@@ -120,7 +120,7 @@ def test_expectations_tolerance_override_is_used_and_named(tmp_path):
             reason: a deliberately huge tolerance, to see it applied
         """)
     conformance("run", DATA / "cases", "-k", "small", "--spec", "onnx-14", *WRONG, "--out", tmp_path / "o",
-                "--expectations", exp, "-q", "--no-ablation", check=1)
+                "--expectations", exp, "-q", "--no-ablation", "--artifacts", "full", check=1)
     got = {r["case"]: r for r in read_results(tmp_path / "o" / "results.jsonl")}
     fwd, rev = got["gru/small[direction=forward]"], got["gru/small[direction=reverse]"]
     assert fwd["verdict"] == "pass" and fwd["tolerance"]["kind"] == "override"

@@ -62,7 +62,7 @@ def test_every_misbehaving_runtime_costs_one_clean_verdict_and_the_run_completes
     out = tmp_path / "out"
     proc = conformance("run", DATA / "cases", *CASE, "--runtime", "onnxruntime", *_plugins(*KINDS), "--out", out,
                        "--timeout", "4", "--memory-limit", "1GiB", "--jobs", "2", "--no-ablation", "-q",
-                       env={MARKER_ENV: str(marks)})
+                       "--artifacts", "full", env={MARKER_ENV: str(marks)})
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
     records = read_results(out / "results.jsonl")
     by_runtime = {}
@@ -201,6 +201,14 @@ def test_results_that_are_not_a_file_are_refused_not_read(tmp_path):
     assert proc.returncode == 2 and "is not a regular file" in proc.stdout, proc.stdout + proc.stderr
 
 
+def test_a_report_file_gets_the_permissions_a_plain_write_gives(tmp_path):
+    """A report written atomically is as readable as one open() writes (mkstemp makes files 0600)."""
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x")
+    written = write_atomic(tmp_path / "index.html", "<html>")
+    assert written.stat().st_mode & 0o777 == plain.stat().st_mode & 0o777
+
+
 def test_a_report_file_is_whole_or_absent(tmp_path, monkeypatch):
     path = tmp_path / "clusters.json"
     write_atomic(path, "[1]")
@@ -216,7 +224,8 @@ def test_a_report_file_is_whole_or_absent(tmp_path, monkeypatch):
 
 def test_resume_rejudges_a_pair_whose_tolerance_changed(tmp_path):
     out = tmp_path / "out"
-    base = ["run", DATA / "cases", "--spec", "onnx-14", "--runtime", "onnxruntime", "--out", out, "--no-ablation"]
+    base = ["run", DATA / "cases", "--spec", "onnx-14", "--runtime", "onnxruntime", "--out", out, "--no-ablation",
+            "--artifacts", "full"]
     conformance(*base, "--tolerance", "fixed-rel-1e-2", "-q")
     first = read_results(out / "results.jsonl")
     assert {r["tolerance"].get("name") for r in first if r["expect"] == "valid"} == {"fixed-rel-1e-2"}
@@ -233,7 +242,8 @@ def test_resume_rejudges_when_an_expectation_tolerance_goes(tmp_path):
     exp = tmp_path / "exp.yaml"
     exp.write_text('entries:\n  - cases: "gru/small*"\n    tolerance: {abs: 0.5, rel: 0, source: "a loose test"}\n'
                    '    reason: loose\n')
-    base = ["run", DATA / "cases", "--spec", "onnx-14", "--runtime", "onnxruntime", "--out", out, "--no-ablation"]
+    base = ["run", DATA / "cases", "--spec", "onnx-14", "--runtime", "onnxruntime", "--out", out, "--no-ablation",
+            "--artifacts", "full"]
     conformance(*base, "--expectations", exp)
     empty = tmp_path / "none.yaml"
     empty.write_text("entries: []\n")

@@ -202,7 +202,7 @@ def built(tmp_path_factory):
     out = tmp / "out"
     conformance("run", tmp / "cases", "--spec", "onnx-14", "--spec", "onnx-22", "--runtime", "onnxruntime",
                 "--runtime", WRONG, "--runtime-plugin", "tests.plugins:WrongGateOrderGRU",
-                "--expectations", tmp / "expected.yaml", "--out", out, "-q", check=1)
+                "--expectations", tmp / "expected.yaml", "--out", out, "-q", "--artifacts", "failing", check=1)
     results = out / "results.jsonl"
     records = read_results(results)
     # results carry the generated one-line summary as `description`; the case file's own prose is
@@ -211,7 +211,7 @@ def built(tmp_path_factory):
         if r["case"] == "gru/escaping" and XSS not in r.get("description", ""):
             r["description"] = XSS
     results.write_text("".join(json.dumps(r) + "\n" for r in records))
-    proc = conformance("report", out, "--out", tmp / "report", check=0)
+    proc = conformance("report", out, "--out", tmp / "report", "--artifacts", "failing", check=0)
     assert "wrote" in proc.stdout
     return {"tmp": tmp, "out": out, "report": tmp / "report", "records": records}
 
@@ -244,15 +244,18 @@ def test_the_run_writes_every_output(built):
     # by default (--artifacts failing) a page per case with a divergence the gate does not excuse
     assert pages == sorted(f"{slug(c)}.html" for c in new)
     assert (built["out"] / "clusters.json").is_file()
-    # results.jsonl: every pair of those cases in full, the others as summaries the gate can read
+    # results.jsonl: the new pairs in full; the other targets of their cases keep their plot (the
+    # page compares every target); every other pair is a summary the gate can read
     for r in built["records"]:
         assert r.get("pair_digest") and r.get("verdict") and "features" in r, r
-        if r["case"] in new:
-            assert "detail" not in r and ("worst_elements" in r or r["verdict"] != "pass"), r["case"]
+        if r.get("gate") == "new":
+            assert "detail" not in r and "worst_elements" in r and r["tolerance"]["source"], r["case"]
+        elif r["case"] in new:
+            assert r["detail"] == "summary" and "worst_elements" not in r and r["error_by_step"], r["case"]
         else:
             assert r["detail"] == "summary" and "worst_elements" not in r and "error_by_step" not in r
     known = next(r for r in built["records"] if r["gate"] == "expected")
-    assert known["message"] and known["repro"] and known["expected"]["where"].endswith("expected.yaml:3")
+    assert known["message"] and "repro" not in known and known["expected"]["where"].endswith("expected.yaml:3")
     programs = sorted(p.name for p in (built["out"] / "programs").iterdir())
     assert len(programs) == 2 and all(p.startswith(("gru_small_direction=forward", "gru_escaping")) for p in programs)
 
@@ -714,11 +717,13 @@ def test_trimmed_results_still_resume_gate_baseline_and_report(tmp_path):
     lines = read_results(tmp_path / "results.jsonl")
     by_case = {(r["case"], r["target"]): r for r in lines}
     assert "worst_elements" in by_case[("gru/new", "rt-1/CPU@onnx-14")]
-    assert "worst_elements" in by_case[("gru/new", "rt-2/CPU@onnx-14")]       # its page compares every target
+    companion = by_case[("gru/new", "rt-2/CPU@onnx-14")]      # its page compares every target: the plot
+    assert companion["error_by_step"] == {"Y": [1.0]} and "worst_elements" not in companion
     known, ok = by_case[("gru/known", "rt-1/CPU@onnx-14")], by_case[("gru/ok", "rt-1/CPU@onnx-14")]
     assert known["detail"] == ok["detail"] == "summary" and "worst_elements" not in known
-    assert known["message"] and known["repro"] and known["ratio"] == 5.0 and "worst" not in known
-    assert "message" not in ok and ok["features"] == ["clip"] and ok["effective"] == {"precision": "f32"}
+    assert known["message"] and "repro" not in known and known["ratio"] == 5.0 and "worst" not in known
+    assert "message" not in ok and ok["features"] == ["clip"] and "effective" not in ok   # f32, as assumed
+    assert known["effective"] == {"precision": "f32"}
     assert sorted(p.name[:7] for p in (tmp_path / "programs").iterdir()) == ["gru_new"]
     assert not (tmp_path / "ablation").exists()
     store = ResultStore(tmp_path)            # resume: every pair is done under its digest

@@ -544,7 +544,7 @@ def test_the_engine_runs_the_ir_and_passes_a_refusal_of_an_invalid_case(tmp_path
     # the shipped expectations accept a default configuration within the narrower precision it
     # declares (bf16 on AVX512-BF16/AMX CPUs), so the run is green on every machine
     conformance("run", ROOT / "tests" / "data" / "cases", "--spec", "openvino-opset5", "--runtime", "openvino",
-                "--out", out, "-q", "--expectations", ROOT / "expectations", check=0)
+                "--out", out, "-q", "--expectations", ROOT / "expectations", "--artifacts", "full", check=0)
     records = read_results(out / "results.jsonl")
     assert {r["case"] for r in records} == {"gru/small[direction=forward]", "gru/small[direction=reverse]",
                                             "gru/invalid_w"}

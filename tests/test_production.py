@@ -174,7 +174,8 @@ def double_results(tmp_path_factory):
         args += ["--runtime-plugin", f"tests.production_doubles:{cls.__name__}", "--runtime", cls.name]
     env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, "-m", "conformance", "run", str(DOUBLE_CASE), *args, "--spec",
-                           "onnx-14", "--out", str(out), "--no-ablation", "-q", "--no-entry-points"],
+                           "onnx-14", "--out", str(out), "--no-ablation", "-q", "--no-entry-points",
+                           "--artifacts", "full"],
                           cwd=ROOT, capture_output=True, text=True, env=env, timeout=900)
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
     assert len(records) == len(doubles.LEGITIMATE) + len(doubles.WRONG), proc.stdout + proc.stderr

@@ -53,13 +53,20 @@ def test_deliberately_wrong_gru_is_failed_with_a_located_message(tmp_path):
 
 def test_results_have_the_documented_fields(tmp_path):
     out = tmp_path / "out"
-    conformance("run", DATA / "cases", "--spec", "onnx-22", "--runtime", "onnxruntime", "--out", out, "-q", check=0)
+    conformance("run", DATA / "cases", "--spec", "onnx-22", "--runtime", "onnxruntime", "--out", out, "-q",
+                "--artifacts", "full", check=0)
     records = read_results(out / "results.jsonl")
     assert len(records) == 3
     for r in records:
-        for key in ("case", "target", "spec", "runtime", "verdict", "max_abs_err", "max_ulp", "tolerance",
-                    "message", "repro"):
+        for key in ("case", "target", "spec", "spec_family", "runtime", "runtime_family", "verdict", "max_abs_err",
+                    "max_ulp", "tolerance", "message", "repro"):
             assert key in r, key
+    # by default (--artifacts failing) a passing pair's line is the documented summary
+    conformance("run", DATA / "cases", "--spec", "onnx-22", "--runtime", "onnxruntime", "--out", tmp_path / "d",
+                "-q", check=0)
+    summaries = [r for r in read_results(tmp_path / "d" / "results.jsonl") if r["verdict"] == "pass"]
+    assert summaries and all(r.get("detail") == "summary" and "pair_digest" in r and "repro" not in r
+                             for r in summaries)
     passing = [r for r in records if r["expect"] == "valid"]
     assert all(r["tolerance"]["source"] for r in passing)
     run_info = json.loads((out / "run.json").read_text())

@@ -20,7 +20,8 @@ DOUBLES = {"ZeroLengthZeros": "silent-zeros", "ZeroLengthInitial": "silent-initi
 
 
 def _run(tmp_path, *classes, expectations=None, name="out"):
-    args = ["run", *SELECT, "--out", tmp_path / name, "--no-ablation", "-q", "--runtime", "onnxruntime"]
+    args = ["run", *SELECT, "--out", tmp_path / name, "--no-ablation", "-q", "--runtime", "onnxruntime",
+            "--artifacts", "full"]
     for cls in classes:
         args += ["--runtime-plugin", f"tests.silent_doubles:{cls}", "--runtime", DOUBLES[cls]]
     if expectations:

@@ -241,7 +241,7 @@ def test_real_browser_runs_gru_and_lstm_and_refuses_a_bad_shape(tmp_path):
     assert browser.facts["contexts"]["cpu"]["opSupportLimits"]["lstm"]
     done = run_cli("run", "cases/gru/basic.yaml", "cases/lstm/peephole_output_gate.yaml", "cases/invalid/lstm/B_shape.yaml",
                    "--runtime", "webnn", "--device", "CPU", "--spec", ED, "--out", str(tmp_path), "--fresh",
-                   "--jobs", "1", "--no-ablation")
+                   "--jobs", "1", "--no-ablation", "--artifacts", "full")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     got = records(tmp_path)
     assert got and {r["verdict"] for r in got} == {"pass"}, [(r["case"], r["verdict"]) for r in got]

@@ -26,8 +26,6 @@ from conformance.case.vocabulary import (
 )
 from conformance.case.yamlio import Where, where_of
 
-PARAMETERISED = {"Affine", "LeakyRelu", "ThresholdedRelu", "ScaledTanh", "HardSigmoid", "Elu"}
-
 
 def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
     problems: list[tuple] = []

@@ -3,12 +3,13 @@
 A pair *keeps its detail* when it diverges and the gate does not excuse it (``new``, or any
 divergence when no gate ran). After a run:
 
-- ``results.jsonl`` is rewritten with the newest line of every pair: the full record for every
-  pair of a case with such a pair (its page compares them all); a summary for the others (``"detail": "summary"``): everything the gate,
-  a baseline, the resume index (``pair_digest``) and the report's matrix, clusters and difference
-  views read, without the per-element detail (worst elements, errors per step, the oracle's
-  certificate, the tolerance's derivation). A known divergence's summary keeps its message, its
-  worst element and its repro command.
+- ``results.jsonl`` is rewritten with the newest line of every pair: the full record for such a
+  pair; for the others a summary (``"detail": "summary"``) holding what the gate, a baseline, the
+  resume index (``pair_digest``) and the report's matrix, causes, clusters and difference views
+  read, without the per-element detail (worst elements, the oracle's certificate, the tolerance's
+  derivation, the repro command, which the case id and the target rebuild). A known divergence's
+  summary keeps its message's first line; the other targets of a case with a page keep its plot
+  (errors per time step) and their worst element, since the page compares every target.
 - ``programs/`` keeps the programs of the spec versions that such pairs ran; the rest, and the
   ablation's scratch folder, go.
 - the report writes a case page only for the cases with such a pair (conformance/report/html.py).
@@ -33,12 +34,18 @@ MODES = ("failing", "full")
 #: what every summary line keeps: the pair, its target, its verdict and what the gate, a baseline,
 #: the resume index and the report's index page read
 SUMMARY = ("case", "target", "spec", "spec_family", "runtime", "runtime_family", "runtime_version", "device",
-           "config", "target_precision", "plugin", "file", "op", "expect", "features", "pair_digest", "verdict",
-           "ratio", "max_abs_err", "reading", "semantics", "gate", "elapsed_s")
-#: and a known divergence's summary: what the report's causes, summary.md and JUnit show of it
-KNOWN = ("message", "repro")
+           "config", "target_precision", "plugin", "op", "expect", "features", "pair_digest", "verdict",
+           "ratio", "max_abs_err", "max_ulp", "reading", "gate", "elapsed_s")
+#: kept even where they are null: a reader of any line may index them
+ALWAYS = ("max_abs_err", "max_ulp")
+#: and a known divergence's summary: its message (clipped), as JUnit shows it
+KNOWN = ("message",)
 #: a message is clipped to this many characters in a summary
-MESSAGE_CHARS = 200
+MESSAGE_CHARS = 120
+#: fields a summary leaves out where they hold what a reader assumes without them
+DEFAULTS = {"config": "default", "plugin": False, "target_precision": "f32"}
+#: what the other targets of a case with a page keep: its plot and its worst element
+COMPANION = ("worst", "error_by_step")
 
 
 def keeps_detail(record: dict) -> bool:
@@ -51,7 +58,10 @@ def keeps_detail(record: dict) -> bool:
 
 def summarize(record: dict) -> dict:
     """The summary line of a pair that does not keep its detail."""
-    out = {k: record[k] for k in SUMMARY if k in record and record[k] is not None}
+    out = {k: record[k] for k in SUMMARY if k in record and (record[k] is not None or k in ALWAYS)
+           and DEFAULTS.get(k, ...) != record[k]}
+    if out.get("runtime_family") == out.get("runtime"):   # readers fall back to the runtime
+        out.pop("runtime_family")
     if record.get("verdict") in FAILING:
         out.update({k: record[k] for k in KNOWN if k in record})
         if isinstance(out.get("message"), str):
@@ -62,15 +72,13 @@ def summarize(record: dict) -> dict:
         out["expected"] = {k: expected[k] for k in ("where", "kind", "reason") if k in expected}
     effective = record.get("effective")
     if isinstance(effective, dict):    # the gate's `config:` reads its keys; `source` is prose
-        out["effective"] = {k: v for k, v in effective.items() if k != "source"}
+        if record.get("verdict") in FAILING:   # a passing pair is `ok` whatever its configuration
+            out["effective"] = {k: v for k, v in effective.items() if k != "source"}
     declared = record.get("declared")
     if isinstance(declared, dict):     # the gate's `within: declared` reads its verdict
         out["declared"] = {k: declared[k] for k in ("precision", "verdict", "ratio") if k in declared}
-    silent = record.get("silent")
-    if isinstance(silent, dict):       # the report's spec-silent table reads the readings chosen
-        out["silent"] = {"verdict": silent.get("verdict"),
-                         "points": {p: {"reading": (e or {}).get("reading")}
-                                    for p, e in (silent.get("points") or {}).items()}}
+    if isinstance(record.get("silent"), dict):   # the report's spec-silent table reads the readings chosen
+        out["silent"] = record["silent"]
     out["detail"] = "summary"
     return out
 
@@ -82,7 +90,8 @@ def _program_folder(record: dict) -> str:
 
 def finish(out_dir, records: list[dict], mode: str = "failing") -> dict:
     """Trim results.jsonl and prune programs/ for ``mode`` (nothing for ``full``); ``records``
-    are the newest record of every pair in the results file, gated. Returns what was done."""
+    are the newest record of every pair in the results file, gated. Returns {(case, target): the
+    line written} (empty for ``full``), so that the reports are written from what the file holds."""
     out_dir = Path(out_dir)
     if mode == "full":
         return {}
@@ -94,10 +103,14 @@ def finish(out_dir, records: list[dict], mode: str = "failing") -> dict:
         folders.setdefault(folder, set()).add(str(r.get("spec", "")))
         if keeps_detail(r):
             kept[folder].add(str(r.get("spec", "")))
-        lines.append(r if r["case"] in paged else summarize(r))
+        if keeps_detail(r) or r.get("detail") == "summary":
+            lines.append(r)
+        elif r["case"] in paged:
+            lines.append(dict(summarize(r), **{k: r[k] for k in COMPANION if k in r}))
+        else:
+            lines.append(summarize(r))
     results = out_dir / "results.jsonl"
-    write_atomic(results, "".join(json.dumps(_clean(r)) + "\n" for r in lines))
-    removed = 0
+    write_atomic(results, "".join(json.dumps(_clean(r), separators=(",", ":")) + "\n" for r in lines))
     programs = out_dir / "programs"
     for folder, specs in folders.items():
         path = programs / folder
@@ -105,10 +118,9 @@ def finish(out_dir, records: list[dict], mode: str = "failing") -> dict:
             continue
         if not kept.get(folder):
             shutil.rmtree(path, ignore_errors=True)
-            removed += 1
             continue
         for f in path.iterdir():
             if any(f.name.startswith(spec + ".") for spec in specs - kept[folder]):
                 f.unlink(missing_ok=True)
     shutil.rmtree(out_dir / "ablation", ignore_errors=True)
-    return {"summarized": sum(1 for r in lines if r.get("detail") == "summary"), "program_folders_removed": removed}
+    return {(r["case"], r["target"]): r for r in lines}

@@ -27,7 +27,11 @@ from conformance.report.merge import ReportInputError, load
               help="Judge the gate anew under these known divergences (as `conformance run --expectations`).")
 @click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Judge the gate anew against this earlier results.jsonl.")
-def report_command(results, out_dir, clusters_path, expectation_paths, baseline):
+@click.option("--artifacts", type=click.Choice(("failing", "full")), default="failing", show_default=True,
+              envvar="CONFORMANCE_ARTIFACTS",
+              help="failing: a case page only for the cases with a divergence the gate does not excuse; full: for "
+                   "every case with a divergent or unspecified verdict.")
+def report_command(results, out_dir, clusters_path, expectation_paths, baseline, artifacts):
     """Write OUT/index.html (with OUT/cases/ and OUT/families/), OUT/junit.xml and OUT/summary.md
     from RESULTS: results.jsonl files, or the folders `conformance run --out` wrote them in.
 
@@ -51,7 +55,7 @@ def report_command(results, out_dir, clusters_path, expectation_paths, baseline)
         loaded.records = [dict(r, **classify(r, expectations, base)) for r in loaded.records]
     first = Path(results[0])
     out = out_dir or (first if first.is_dir() else first.parent)
-    index = render(loaded.records, loaded.runs, out, loaded.clusters)
+    index = render(loaded.records, loaded.runs, out, loaded.clusters, artifacts)
     junit = write_junit(loaded.records, out / "junit.xml")
     summary = write_markdown(loaded.records, loaded.runs, out / "summary.md", loaded.clusters)
     counts = Counter(r["verdict"] for r in loaded.records)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from conformance.compare.verdicts import severity
-from conformance.report.view import natural_key, runtime_family, spec_family, spec_key
+from conformance.report.view import natural_key, runtime_family, setup_of_record, spec_family, spec_key
 
 
 def _diff_kind(verdicts) -> str:
@@ -23,7 +23,7 @@ def version_differences(records: list[dict]) -> dict:
     groups: defaultdict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
     for r in records:
         if spec_family(r) == "onnx":
-            groups[(r["case"], r["target"].rsplit("@", 1)[0])][r["spec"]] = r
+            groups[(r["case"], setup_of_record(r))][r["spec"]] = r
     specs = sorted({s for g in groups.values() for s in g}, key=spec_key)
     rows: dict[str, list[dict]] = {"verdict": [], "expressibility": []}
     for (case, where), by_spec in groups.items():
@@ -45,7 +45,7 @@ def ir_vs_frontend(records: list[dict]) -> dict:
         spec = str(r.get("spec", ""))
         path = {"openvino": "ir", "onnx": "onnx"}.get(spec_family(r))
         if path:
-            key = (r["case"], r["target"].split("@", 1)[0])
+            key = (r["case"], setup_of_record(r))
             groups[key][path][spec] = r
     ir_specs = sorted({s for g in groups.values() for s in g["ir"]}, key=spec_key)
     fe_specs = sorted({s for g in groups.values() for s in g["onnx"]}, key=spec_key)

@@ -10,7 +10,15 @@ from pathlib import Path
 
 from conformance.compare.verdicts import FAILING, SEVERITY, severity
 from conformance.report.causes import causes, cluster_status, split
-from conformance.report.view import gate_summary, natural_key, safe_link, silent_table, spec_key
+from conformance.report.view import (
+    gate_summary,
+    natural_key,
+    safe_link,
+    setup_of_record,
+    silent_table,
+    spec_family,
+    spec_key,
+)
 from conformance.run.files import write_atomic
 from conformance.runtimes.effective import describe_host
 from conformance.runtimes.effective import summary as configuration_summary
@@ -51,10 +59,15 @@ def _runs(run_info) -> list[dict]:
     return [r for r in (run_info if isinstance(run_info, list) else [run_info]) if r]
 
 
+def _target_order(record: dict):
+    """Records by runtime, device and configuration, then spec version."""
+    return setup_of_record(record), spec_key(str(record.get("spec", "")), spec_family(record))
+
+
 def summary(records: list[dict], run_info=None, clusters: list[dict] | None = None) -> str:
     runs = _runs(run_info)
     counts = Counter(r["verdict"] for r in records)
-    targets = sorted({r["target"] for r in records}, key=lambda t: (t.rsplit("@", 1)[0], spec_key(t.rsplit("@", 1)[-1])))
+    targets = [r["target"] for r in sorted({r["target"]: r for r in records}.values(), key=_target_order)]
     gate = gate_summary(records)
     out = ["# RNN · GRU · LSTM conformance", ""]
     facts = [f"{len(records)} verdicts", f"{len({r['case'] for r in records})} cases", f"{len(targets)} targets"]
@@ -129,7 +142,7 @@ def summary(records: list[dict], run_info=None, clusters: list[dict] | None = No
         out += ["<details><summary>" + text(f"{title}: {len(listed)} verdicts, {len(groups)} case × verdict")
                 + "</summary>", ""]
         for (case, verdict), recs in list(groups.items())[:MAX_LISTED]:
-            recs = sorted(recs, key=lambda r: (r["target"].rsplit("@", 1)[0], spec_key(r["target"].rsplit("@", 1)[-1])))
+            recs = sorted(recs, key=_target_order)
             first = recs[0]
             where = ", ".join(code(r["target"]) for r in recs)
             out.append(f"- **{text(verdict)}** {code(case)} on {where}: {text(_first_line(first.get('message')))}")
@@ -194,8 +207,10 @@ def _configurations(runs: list[dict]) -> list[str]:
         if run.get("host"):
             lines.append(f"- host: {text(describe_host(run['host']))}")
         for t in run.get("targets") or []:
-            name = str(t.get("id", "?")).rsplit("@", 1)[0]
-            if not isinstance(t, dict) or not t.get("configuration") or name in seen:
+            if not isinstance(t, dict) or not t.get("configuration"):
+                continue
+            name = setup_of_record(t)
+            if name in seen:
                 continue
             seen.add(name)
             lines.append(f"- {code(name)}: {text(configuration_summary(t['configuration']))}")

@@ -13,6 +13,7 @@ from conformance.report.view import (
     error_measure,
     family_of,
     natural_key,
+    setup_of_record,
     slug,
     spec_family,
     spec_key,
@@ -32,6 +33,7 @@ class Target:
         self.config = config_label(str(rec.get("config") or "default"), str(rec.get("target_precision") or ""))
         self.spec = str(rec.get("spec") or "")
         self.spec_family = spec_family(rec)
+        self.setup = setup_of_record(rec)
         self.plugin = bool(rec.get("plugin"))
         self.description = str(rec.get("description_target") or "")
         self.index = index
@@ -50,8 +52,8 @@ class Target:
 
     @property
     def without_spec(self) -> str:
-        """The target id with its spec version cut: the runtime, device and configuration."""
-        return self.id.rsplit("@", 1)[0]
+        """The runtime, device and configuration (the target id without its spec version)."""
+        return self.setup
 
     def sort_key(self):
         """A runtime's configurations side by side under each spec version: (runtime, version,

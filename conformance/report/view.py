@@ -17,6 +17,7 @@ from collections import Counter, defaultdict
 
 from conformance.case.vocabulary import SPEC_FAMILIES
 from conformance.compare.verdicts import FAILING, severity
+from conformance.runtimes.effective import config_label
 
 GATES = ("new", "baseline", "expected", "fixed", "ok")
 
@@ -70,6 +71,17 @@ def spec_key(spec: str, fam: str = ""):
     fam = fam or next((f for f in SPEC_FAMILY_ORDER if str(spec) == f or str(spec).startswith(f + "-")), str(spec))
     rank = SPEC_FAMILY_ORDER.index(fam) if fam in SPEC_FAMILY_ORDER else len(SPEC_FAMILY_ORDER)
     return (rank, fam, natural_key(spec))
+
+
+def setup_of_record(rec: dict) -> str:
+    """The runtime, its version, the device and the configuration of a record's target (its id
+    without the spec version), built from the record's own fields, not parsed from the id. Reads
+    run.json's target entries too (``version``, ``precision``)."""
+    version = str(rec.get("runtime_version") or rec.get("version") or "")
+    head = f"{rec.get('runtime', '?')}" + (f"-{version}" if version else "") + f"/{rec.get('device') or ''}"
+    label = config_label(str(rec.get("config") or "default"),
+                         str(rec.get("target_precision") or rec.get("precision") or ""))
+    return head + ("" if label == "default" else f"/{label}")
 
 
 def runtime_family(rec: dict) -> str:
@@ -177,7 +189,7 @@ def silent_table(records: list[dict]) -> dict | None:
         silent = r.get("silent")
         if not silent:
             continue
-        column = str(r["target"]).rsplit("@", 1)[0]
+        column = setup_of_record(r)
         columns.setdefault(column, (str(r.get("runtime", "")), natural_key(str(r.get("runtime_version", ""))), column))
         for point, entry in silent.get("points", {}).items():
             cell = cells[point][column]

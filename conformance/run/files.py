@@ -40,6 +40,12 @@ def is_write_error(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: str | os.PathLike[str], data: str | bytes, encoding: str = "utf-8") -> Path:
     """Write ``data`` to ``path`` as a whole: a temporary file in the same folder, flushed and
     renamed over ``path``. Raises WriteError where the folder cannot take it."""
@@ -52,6 +58,7 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, encoding: str 
                 f.write(data.encode(encoding) if isinstance(data, str) else data)
                 f.flush()
                 os.fsync(f.fileno())
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a report is as open() makes it
             os.replace(tmp, path)
         except BaseException:
             try:

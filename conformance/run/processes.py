@@ -175,3 +175,12 @@ def _isolated_main(conn, func, args) -> None:
 
 def cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def flush_streams() -> None:
+    """Flush stdout and stderr (before their captured text is read, or the process ends)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001, S110 - a runtime that closed or replaced them
+            pass

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import time
 import traceback
 
 from conformance.run.processes import ORACLE, _own_group
+from conformance.run.processes import flush_streams as _flush
 
 #: the most of a call's printed output kept with its outcome (its tail)
 OUTPUT_KEPT = 4000
@@ -105,14 +105,6 @@ def _again(runtime, model, feeds):
     except Exception as exc:  # noqa: BLE001 - the second call's fate is reported, not raised
         _flush()
         return f"the second run failed: {type(exc).__name__}: {exc}"[:300]
-
-
-def _flush() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001, S110 - a runtime that closed or replaced them
-            pass
 
 
 def _kind_of(value) -> str:

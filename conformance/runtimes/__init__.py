@@ -1,9 +1,11 @@
 """Runtime adapters, plugin loading and target discovery.
 
-Built-in runtimes: onnxruntime (one target per execution provider), OpenVINO through its ONNX
-frontend (per device, default and pinned-precision configurations) and ``onnx.reference``.
-Vendors add their own through the entry-point group ``conformance.runtimes`` or
-``conformance run --runtime-plugin module:attr``.
+Built-in runtimes (``BUILTIN`` below): onnxruntime (one target per execution provider), OpenVINO
+through its ONNX frontend and reading its own IR (per device, default and pinned-precision
+configurations), ``onnx.reference``, the DirectML descriptor interpreter and onnxruntime's DirectML
+execution provider (Windows), torch, and WebNN in a real browser. Vendors add their own through
+the entry-point group ``conformance.runtimes`` or ``conformance run --runtime-plugin module:attr``;
+adding a built-in one: docs/extending.md.
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
+from conformance.run.processes import flush_streams as _flush
 from conformance.runtimes import Skipped, builtin_modules, builtin_targets, entry_point_paths, plugin_targets
 
 #: the most of what a runtime printed while it was found that is kept (its tail), and shown in an error
@@ -101,10 +101,3 @@ def _result(future):
         raise RuntimeError(value.text)
     return value, output
 
-
-def _flush() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # noqa: BLE001, S110 - a runtime that closed or replaced them
-            pass
