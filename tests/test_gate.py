@@ -244,3 +244,29 @@ def test_an_upstream_that_is_neither_an_issue_nor_a_dated_none_is_an_error_with_
                     "  upstream: https://github.com/onnx/onnx/issues/1 (a note)\n")
     (entry,) = Expectations.load([path]).entries
     assert entry.link == "https://github.com/onnx/onnx/issues/1"   # the report's link, where no link is given
+
+
+def test_a_summarised_divergence_that_becomes_new_is_run_again_with_its_detail(tmp_path):
+    """--artifacts failing keeps only a summary of an expected divergence; when a resumed run's gate
+    calls it new (its expectation removed), the pair runs again and gets its full record."""
+    out = tmp_path / "o"
+    exp = _expectations(tmp_path, """\
+        targets: "wrong-gru-gate-order*"
+        entries:
+          - cases: "gru/small*"
+            kind: known-bug
+            reason: the test double's gate order
+        """)
+    base = ["run", DATA / "cases", "-k", "small", "--spec", "onnx-14", *WRONG, "--out", out, "-q", "--no-ablation"]
+    conformance(*base, "--expectations", exp, check=0)
+    first = [r for r in read_results(out / "results.jsonl") if r["verdict"] == "fail"]
+    assert first and all(r.get("detail") == "summary" for r in first)
+    empty = tmp_path / "none.yaml"
+    empty.write_text("entries: []\n")
+    again = conformance(*base, "--expectations", empty, check=1)
+    assert f"{len(first)} run now" in again.stdout, again.stdout
+    latest = {(r["case"], r["target"]): r for r in read_results(out / "results.jsonl")}
+    redone = [latest[(r["case"], r["target"])] for r in first]
+    assert all(r.get("detail") != "summary" and r["gate"] == "new" and r.get("repro") for r in redone)
+    same = conformance(*base, "--expectations", empty, check=1)
+    assert "0 run now" in same.stdout, same.stdout

@@ -162,10 +162,21 @@ class Engine:
             for t in self.targets:
                 if self.overrides and tokens is None:
                     tokens = features(case)
-                if not self.store.is_done(case.id, t.id, self.pair_digest(case, t, digest, tokens)):
+                if (not self.store.is_done(case.id, t.id, self.pair_digest(case, t, digest, tokens))
+                        or self._needs_detail(case.id, t.id)):
                     todo.append(t)
             if todo:
                 yield ci, case, todo
+
+    def _needs_detail(self, case_id: str, target_id: str) -> bool:
+        """A pair kept only as a summary (``--artifacts failing``) whose divergence the gate now
+        calls new (an expectation removed, another baseline) is run again, so that it has its full
+        record, program and page like every new divergence."""
+        if not self.gate:
+            return False
+        rec = self.store.stored(case_id, target_id)
+        return bool(rec and rec.get("detail") == "summary" and rec.get("verdict") in FAILING
+                    and self.gate(rec).get("gate") == "new")
 
     def pair_digest(self, case, target, digest: str | None = None, tokens=None) -> str:
         """The case's content, and everything its verdict on ``target`` is judged by: the tolerance

@@ -123,6 +123,7 @@ class ResultStore:
         if not resume and self.path.exists():
             self.path.unlink()
         self.records = read_results(self.path)
+        self._by_pair: dict[tuple[str, str], dict] | None = None
         self.done = {(r["case"], r["target"]): r.get("pair_digest") for r in self.records}
         self._fix_torn_tail()
         self._file = self.path.open("a", encoding="utf-8")
@@ -138,11 +139,19 @@ class ResultStore:
     def is_done(self, case_id: str, target_id: str, digest: str) -> bool:
         return self.done.get((case_id, target_id)) == digest
 
+    def stored(self, case_id: str, target_id: str) -> dict | None:
+        """The newest record of the pair, None where there is none."""
+        if self._by_pair is None:
+            self._by_pair = {(r["case"], r["target"]): r for r in self.records}
+        return self._by_pair.get((case_id, target_id))
+
     def append(self, record: dict) -> None:
         self._file.write(json.dumps(_clean(record), sort_keys=False) + "\n")
         self._file.flush()
         self.records.append(record)
         self.done[(record["case"], record["target"])] = record.get("pair_digest")
+        if self._by_pair is not None:
+            self._by_pair[(record["case"], record["target"])] = record
 
     def latest(self) -> list[dict]:
         """The newest record of every (case, target) pair (a resumed run may have redone some)."""
@@ -165,6 +174,9 @@ class MemoryStore:
 
     def is_done(self, case_id: str, target_id: str, digest: str) -> bool:
         return False
+
+    def stored(self, case_id: str, target_id: str) -> dict | None:
+        return None
 
     def append(self, record: dict) -> None:
         self.records.append(record)
