@@ -31,6 +31,7 @@ SLOW_TESTS = frozenset({
     "test_baseline_fails_only_on_regressions", "test_a_baseline_from_another_precision_is_not_compared_silently",
     "test_new_divergence_fails_and_expected_one_passes", "test_expectations_tolerance_override_is_used_and_named",
     "test_fixed_divergence_is_reported_and_unused_entry_warns", "test_a_run_records_features_and_gates_on_them",
+    "test_a_summarised_divergence_that_becomes_new_is_run_again_with_its_detail",
 })
 
 
