@@ -243,7 +243,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("per_direction_activations", {"per_direction_activations": "activations per direction"},
             ablation=None),
     Feature("cell", {"form=": "one time step (cell)"}, ablation=None),
-    Feature("values", {"subnormal": None, "nan": None, "inf": None, "large": None, "activation_spelling": None,
+    Feature("values", {"subnormal": None, "nan": None, "inf": None, "large": None,
                        "direction=": None, "violates=": None}, ablation=None),
 )
 

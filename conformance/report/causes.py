@@ -17,8 +17,15 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from conformance.compare.verdicts import FAILING, severity, worst
-from conformance.report.matrix import Target
-from conformance.report.view import error_measure, family_of, natural_key, runtime_family, spec_key
+from conformance.report.view import (
+    config_of,
+    error_measure,
+    family_of,
+    natural_key,
+    runtime_and_device,
+    runtime_family,
+    spec_key,
+)
 
 STATUS_ORDER = ("new", "fixed", "baseline", "expected")
 VERB = {"fail": "fails", "rejected": "rejects the case", "accepted-invalid": "runs a case the spec forbids",
@@ -37,10 +44,7 @@ def status_of(record: dict) -> str:
 
 def setup_of(record: dict) -> tuple[str, str]:
     """(runtime-version/device, configuration) of a record's target, from the record's fields."""
-    head = f"{record.get('runtime', '?')}-{record.get('runtime_version', '')}".rstrip("-")
-    if record.get("device"):
-        head += f"/{record['device']}"
-    return head, Target(record).config   # the configuration's label, as the matrix shows it
+    return runtime_and_device(record).rstrip("/"), config_of(record)
 
 
 def fold_targets(records_by_target: dict[str, dict]) -> str:

@@ -10,6 +10,7 @@ from conformance.compare.verdicts import FAILING, severity, worst
 from conformance.report.view import (
     _finite_max,
     clauses_of,
+    config_of,
     error_measure,
     family_of,
     natural_key,
@@ -18,7 +19,6 @@ from conformance.report.view import (
     spec_family,
     spec_key,
 )
-from conformance.runtimes.effective import config_label
 
 
 class Target:
@@ -30,7 +30,7 @@ class Target:
         self.version = str(rec.get("runtime_version") or rec.get("version") or "")
         self.device = str(rec.get("device") or "")
         # the configuration asked for, and the precision it computes float32 in where not f32's
-        self.config = config_label(str(rec.get("config") or "default"), str(rec.get("target_precision") or ""))
+        self.config = config_of(rec)
         self.spec = str(rec.get("spec") or "")
         self.spec_family = spec_family(rec)
         self.setup = setup_of_record(rec)

@@ -73,15 +73,25 @@ def spec_key(spec: str, fam: str = ""):
     return (rank, fam, natural_key(spec))
 
 
+def runtime_and_device(rec: dict) -> str:
+    """``runtime-version/device`` of a record's target, from the record's fields (run.json's
+    target entries name the version ``version``)."""
+    version = str(rec.get("runtime_version") or rec.get("version") or "")
+    return f"{rec.get('runtime', '?')}" + (f"-{version}" if version else "") + f"/{rec.get('device') or ''}"
+
+
+def config_of(rec: dict) -> str:
+    """The label of a record's configuration, as target ids and the matrix show it (``default``,
+    ``precision=pinned``, ``precision=default→bf16``)."""
+    return config_label(str(rec.get("config") or "default"),
+                        str(rec.get("target_precision") or rec.get("precision") or ""))
+
+
 def setup_of_record(rec: dict) -> str:
     """The runtime, its version, the device and the configuration of a record's target (its id
-    without the spec version), built from the record's own fields, not parsed from the id. Reads
-    run.json's target entries too (``version``, ``precision``)."""
-    version = str(rec.get("runtime_version") or rec.get("version") or "")
-    head = f"{rec.get('runtime', '?')}" + (f"-{version}" if version else "") + f"/{rec.get('device') or ''}"
-    label = config_label(str(rec.get("config") or "default"),
-                         str(rec.get("target_precision") or rec.get("precision") or ""))
-    return head + ("" if label == "default" else f"/{label}")
+    without the spec version), built from the record's own fields, not parsed from the id."""
+    label = config_of(rec)
+    return runtime_and_device(rec) + ("" if label == "default" else f"/{label}")
 
 
 def runtime_family(rec: dict) -> str:
