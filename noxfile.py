@@ -1,4 +1,5 @@
-"""Sessions: conformance (the main job), tests, smoke, fuzz, bench, lint (ruff and mypy).
+"""Sessions: conformance (the main job), conformance-all (with the engines), tests, smoke, fuzz, bench,
+lint (ruff and mypy).
 
 Every session installs the pinned, tested versions from constraints.txt (torch pinned so these
 machines take the local CPU build).
@@ -16,7 +17,7 @@ PYTHON = "3.11"
 JOBS = str(max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)))
 
 
-def install(session, extras="runtimes,test"):
+def install(session, extras="runtimes,test,cluster"):
     session.install("-c", "constraints.txt", "torch==2.13.0")
     session.install("-c", "constraints.txt", "-e", f".[{extras}]")
     # a browser whose WebNN works, cached in ~/.cache/rnn-conformance/ (npm and node needed; without
@@ -35,6 +36,16 @@ def conformance(session):
     args = session.posargs or ["cases", "--out", "reports/latest"]
     session.run("conformance", "run", "--jobs", JOBS, "--expectations", "expectations", *args)
     session.log("report: reports/latest/index.html (results.jsonl, junit.xml, summary.md beside it)")
+
+
+@nox.session(name="conformance-all", python=PYTHON)
+def conformance_all(session):
+    """The corpus on today's runtimes and the engines (the `engines` extra: tract, MNN, IREE, Apache TVM;
+    docs/engines.md); write reports/all/ (posargs go to `conformance run`). Gated on expectations/ like `conformance`."""
+    install(session, "runtimes,engines")
+    args = session.posargs or ["cases", "--out", "reports/all"]
+    session.run("conformance", "run", "--jobs", JOBS, "--expectations", "expectations", *args)
+    session.log("report: reports/all/index.html")
 
 
 @nox.session(python=PYTHON)

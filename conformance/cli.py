@@ -97,6 +97,12 @@ def main():
 @click.option("--config", "configs", multiple=True, metavar="KEY=VALUE", help=CONFIG_HELP)
 @click.option("-k", "expr", default="", help="Select cases by id: substrings with and/or/not, like pytest -k.")
 @click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 256), help="Worker processes.")
+@click.option("--cluster", default=None, metavar="ADDRESS",
+              help="Run the pairs on a Dask cluster of `conformance worker`s (tcp://HOST:8786), or on a LocalCluster "
+                   "of this machine (local); results are written here as without.")
+@click.option("--workers", default=None, type=click.IntRange(1, 1024),
+              help="With --cluster local: how many workers (default 2), each with --jobs worker processes; with an "
+                   "address: wait for this many workers before starting (default 1).")
 @click.option("--out", "out_dir", default=Path("reports/latest"), show_default=True, type=click.Path(path_type=Path), help="Output folder.")
 @click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds one runtime call may take before it is a timeout.")
 @click.option("--fresh", is_flag=True, help="Start over instead of resuming the results in --out.")
@@ -130,11 +136,14 @@ def main():
               envvar="CONFORMANCE_ARTIFACTS",
               help="failing: programs, case pages and full results.jsonl lines only for divergences the gate does not "
                    "excuse (summary lines for the rest); full: everything.")
+@click.option("--batch/--no-batch", default=True, show_default=True,
+              help="Send a runtime that takes several programs per call (WebNN) its pairs in batches; a pair that is "
+                   "not pass in a batch is run again alone before it is recorded.")
 @tier_option
 @limit_options
-def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, out_dir, timeout, fresh, prec, no_entry_points,
+def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, cluster, workers, out_dir, timeout, fresh, prec, no_entry_points,
         expectation_paths, baseline, ablation, ablation_budget, ablation_time, tolerance_policy, memory_limit,
-        repeat_under, quiet, tier, verbose, artifacts):
+        repeat_under, quiet, tier, verbose, artifacts, batch):
     """Run cases (default: ./cases) on every runtime present and write OUT/results.jsonl.
 
     Exit status: 0 when no verdict is a new failure; 1 when a verdict is fail, rejected (a valid
@@ -151,7 +160,8 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, out
         select = compile_expression(expr)
     except SelectError as exc:
         raise click.UsageError(str(exc)) from exc
-    targets, skipped, _ = select_targets(spec_filter, plugins, runtimes, devices, not no_entry_points, configs)
+    if not cluster:  # with --cluster, the cluster's workers have the targets (opened below)
+        targets, skipped, _ = select_targets(spec_filter, plugins, runtimes, devices, not no_entry_points, configs)
 
     try:
         expectations = Expectations.load(expectation_paths) if expectation_paths else None
@@ -166,12 +176,18 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, out
     cases, load_errors = load_paths(paths, limits=case_limits(), tier=tier)
     cases = [c for c in cases if select(c.id)]
     options = Options(out_dir=Path(out_dir), jobs=jobs, timeout=timeout, prec=prec, tolerance=tolerance_policy,
-                      repeat_under=repeat_under)
+                      repeat_under=repeat_under, batch=batch)
+    grid = None
+    if cluster:
+        from conformance.run.cluster import open_cluster
+        grid = open_cluster(cluster, workers, jobs, memory_limit, spec_filter, plugins, runtimes, devices,
+                            not no_entry_points, configs, measure_timeout=min(timeout, PROBE_TIMEOUT))
+        targets, skipped = grid.targets, grid.skipped
     try:
-        with OutLock(out_dir), ended_by_sigterm():
+        with grid or contextlib.nullcontext(), OutLock(out_dir), ended_by_sigterm():
             code = _execute(console, cases, load_errors, targets, skipped, options, fresh, expectations, base,
                             gate, ablation, ablation_budget, ablation_time, memory_limit, quiet,
-                            verbose=verbose, artifacts=artifacts)
+                            verbose=verbose, artifacts=artifacts, cluster=grid)
     except Busy as exc:
         console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
         sys.exit(EXIT_USAGE)
@@ -188,20 +204,21 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, out
 
 
 def _execute(console, cases, load_errors, targets, skipped, options, fresh, expectations, base, gate, ablation,
-             ablation_budget, ablation_time, memory_limit, quiet, verbose=False, artifacts="failing") -> int:
+             ablation_budget, ablation_time, memory_limit, quiet, verbose=False, artifacts="failing", cluster=None) -> int:
     """The run proper, inside the output folder's lock: the exit status."""
     out_dir, jobs, timeout = options.out_dir, options.jobs, options.timeout
     store = ResultStore(out_dir, resume=not fresh)
     write_atomic(Path(out_dir) / "load_errors.json", json.dumps([e.to_json() for e in load_errors], indent=2))
-    with Pool(jobs, memory_limit=memory_limit) as pool:
-        # each target's effective configuration; a runtime that hangs on the probe costs its timeout once
-        targets = measured(targets, pool, timeout=min(timeout, PROBE_TIMEOUT), folder=out_dir)
+    with cluster.pool() if cluster else Pool(jobs, memory_limit=memory_limit) as pool:
+        # each target's effective configuration (a cluster's workers measured theirs); a runtime that
+        # hangs on the probe costs its timeout once
+        targets = targets if cluster else measured(targets, pool, timeout=min(timeout, PROBE_TIMEOUT), folder=out_dir)
         info = {
             "suite": __version__, "started": datetime.datetime.now(datetime.UTC).isoformat(),
             "argv": sys.argv, "python": platform.python_version(), "platform": platform.platform(),
             "host": host(), "cases": len(cases), "targets": [t.to_json() for t in targets],
             "skipped_runtimes": [s.__dict__ for s in skipped], "load_errors": len(load_errors),
-            "memory_limit": pool.memory_limit,
+            "memory_limit": pool.memory_limit, **({"cluster": cluster.describe()} if cluster else {}),
         }
         write_run_info(out_dir, info)
         if not quiet:
@@ -246,7 +263,8 @@ def _execute(console, cases, load_errors, targets, skipped, options, fresh, expe
     write_reports([written.get(pair, r) for pair, r in gated.items()], info, Path(out_dir), clusters, artifacts)
     terminal.summary(console, records, load_errors, skipped, out_dir, ran=sum(summary.counts.values()),
                      resumed=summary.skipped_pairs, wall_s=summary.wall_s,
-                     unused=expectations.unused() if expectations else (), clusters=clusters,
+                     unused=expectations.unused({r["target"] for r in records}) if expectations else (),
+                     clusters=clusters,
                      verbosity=-1 if quiet else (1 if verbose else 0))
     return EXIT_FAILURES if new or load_errors else EXIT_OK
 
@@ -337,8 +355,10 @@ def schema():
 
 from conformance.fuzz.cli import fuzz_command  # noqa: E402 - the commands of their own modules register here
 from conformance.report.cli_report import report_command  # noqa: E402
+from conformance.run.cluster_cli import worker_command  # noqa: E402
 
 main.add_command(report_command)
+main.add_command(worker_command)
 main.add_command(fuzz_command)
 
 if __name__ == "__main__":

@@ -236,8 +236,12 @@ class Expectations:
                 return entry
         return None
 
-    def unused(self) -> list[Entry]:
-        return [e for e in self.entries if e.matched == 0 and e.tolerance is None]
+    def unused(self, target_ids=None) -> list[Entry]:
+        """Entries that covered no pair; with ``target_ids`` (the targets that ran), only those
+        whose targets ran: an entry for a runtime that is not installed here (an engine of
+        ``nox -s conformance-all``) has nothing to cover, and says nothing."""
+        return [e for e in self.entries if e.matched == 0 and e.tolerance is None
+                and (target_ids is None or any(p.match(t) for p in e.targets for t in target_ids))]
 
     def silent_policy_for(self, target_id: str) -> dict:
         """What the unspecified elements' sub-verdicts do to this target's pairs: the files whose

@@ -21,7 +21,7 @@ from .result import OracleResult
 #: profiles.py; bound 0 at non-finite elements; reason ieee754.vanishing_factor).
 #: 1.3.0: Expected.codes (each unspecified element's reason) and Expected.plausible (silent.py).
 #: 1.4.0: the float64 fast path for production shapes (fast.py: Expected.sigma, the statistical
-#: model probabilistic-v1); results of the mpmath path are unchanged.
+#: model: fast.STAT_MODEL, part of the cache key with fast.fingerprint()); results of the mpmath path are unchanged.
 ORACLE_VERSION = "1.4.0"
 
 DEFAULT_PREC = 128

@@ -10,9 +10,17 @@ and the evaluation carries two things besides:
   float64's unit roundoff otherwise (the smaller of the two). It is added to every element's bound,
   so a tolerance built from them covers the oracle's own error too.
 - **the statistical bound** (``Expected.sigma``): the first-order error of a correct float32
-  implementation is a linear form Σ_k c_k·δ_k in its rounding errors δ_k, |δ_k| <= u. Under
-  Higham & Mary's model (δ_k independent, mean zero; SIAM J. Sci. Comput. 41(5), 2019) the
-  Azuma-Hoeffding inequality bounds it by λ·u·‖c‖₂ except with probability 2·exp(-λ²/2). ‖c‖₂ per
+  implementation is a linear form Σ_k c_k·δ_k in its rounding errors δ_k, |δ_k| <= u, and its
+  activations' own errors. Under Higham & Mary's model (δ_k independent, mean zero; SIAM J. Sci.
+  Comput. 41(5), 2019) the Azuma-Hoeffding inequality bounds it by λ·u·‖c‖₂ except with probability
+  2·exp(-λ²/2). Model v2 sharpens the rounding terms by ``ROUNDING`` = 1/√3: round to nearest
+  discards bits that are modelled as uniformly distributed (Higham, *Accuracy and Stability of
+  Numerical Algorithms*, 2nd ed., §2.8), so an addition's or a multiplication's relative error
+  δ = e/(m·2^k) (e uniform in ±u·2^k, significand m in [1, 2)) is a mixture of uniform
+  distributions on [-u/m, u/m]: symmetric and unimodal on [-u, u], hence sub-Gaussian with variance
+  proxy u²/3 (a uniform variable on [-a, a] has E exp(tX) = sinh(ta)/(ta) <= exp(t²a²/6)), and the
+  same λ bounds Σ c_k·δ_k by λ·u·‖c‖₂/√3. An activation's error gets no such assumption: its term
+  keeps the full proxy of its bound (``K_ULPS`` ulp). ‖c‖₂ per
   element is estimated by propagating K Gaussian tangents through the signed linearisation of the
   float64 trajectory (the real Jacobian, not |R|: the worst-case running error grows like
   Σ_j |R_ij| per step and overflows at 128 hidden units), each operation injecting its own fresh
@@ -41,7 +49,11 @@ from .readings import APPLIES, DYNAMIC, _describe
 from .result import Expected, OracleResult, Reading
 
 #: the statistical model's name (recorded in OracleResult.precision["statistical"])
-STAT_MODEL = "probabilistic-v1"
+STAT_MODEL = "probabilistic-v2"
+#: an addition's or multiplication's rounding error as a sub-Gaussian term, in units of u: 1/√3
+#: (its distribution symmetric and unimodal on [-u, u]; see the module's docstring). 1.0 is v1's
+#: Hoeffding scale, which assumes only |δ| <= u.
+ROUNDING = 1.0 / math.sqrt(3.0)
 #: the oracle's own error must be at most this fraction of the float32 tolerance, else mpmath
 FAR_BELOW = 1e-3
 #: the tolerance factor this module assumes when it checks FAR_BELOW (policies.yaml, derived)
@@ -49,7 +61,7 @@ STAT_FACTOR = 1.25
 #: the false-alarm probability the FAR_BELOW check assumes (policies.yaml, derived.statistical)
 FALSE_ALARM = 1e-5
 #: tangent samples: at least MIN_SAMPLES, at most MAX_SAMPLES, as many as SAMPLE_BUDGET flops allow
-MIN_SAMPLES, MAX_SAMPLES = 16, 256
+MIN_SAMPLES, MAX_SAMPLES = 16, 1024
 SAMPLE_BUDGET = 6e10
 #: the problem size (multiply-adds) from which api.evaluate takes this path by default
 FAST_MIN_MACS = 1_000_000
@@ -157,13 +169,15 @@ def _dot_scale(sq, value, m):
     norm of its coefficients: each product rounded once (Σp²), and m - 1 additions whose
     coefficients are the partial sums s_k. Summed term by term in an order that does not depend on
     the terms' values, E Σ_k s_k² = m²·Var(p)/6 + m³·mean(p)²/3 (pairwise, blocked and lane sums
-    have smaller ones); taken here as (m - 1)·Σp²/2 + m·(Σp)²/3, three times the first part."""
-    return np.sqrt(np.maximum((m - 1.0) * sq / 2.0 + m * value * value / 3.0 + sq, 0.0))
+    have smaller ones); taken here as (m - 1)·Σp²/6 + m·(Σp)²/3, at least that expectation, since
+    Σp² >= m·Var(p) (v1 took three times the first part). Times ``ROUNDING``, each rounding error's
+    sub-Gaussian scale."""
+    return ROUNDING * np.sqrt(np.maximum((m - 1.0) * sq / 6.0 + m * value * value / 3.0 + sq, 0.0))
 
 
 def fingerprint() -> str:
     """The fast path's model and constants: part of its results' cache key (api.evaluate)."""
-    return (f"{STAT_MODEL}:samples={MIN_SAMPLES}-{MAX_SAMPLES}/{SAMPLE_BUDGET:g}:dot=half:own64=scaled:"
+    return (f"{STAT_MODEL}:rounding={ROUNDING:.6f}:dot=sixth:samples={MIN_SAMPLES}-{MAX_SAMPLES}/{SAMPLE_BUDGET:g}:own64=scaled:"
             f"far={FAR_BELOW:g}:factor={STAT_FACTOR:g}:alarm={FALSE_ALARM:g}")
 
 
@@ -254,11 +268,11 @@ def walk(problem, profile, samples: int | None = None, seed: int = 0) -> dict:
                     dq = dh @ RT32[:, hs] + _dot_scale(q_sq, q, H + 1.0).astype(np.float32) * rng((B, H))
                     ah = x[:, hs] + r * q
                     fresh_h = np.sqrt(_dot_scale(xs[:, hs], x[:, hs], m_in) ** 2
-                                      + (np.abs(r * q) + np.abs(ah)) ** 2)
+                                      + (ROUNDING * (np.abs(r * q) + np.abs(ah))) ** 2)
                     dah = dr * q.astype(np.float32) + r.astype(np.float32) * dq
                 else:
                     rh = r * h
-                    drh = dr * h.astype(np.float32) + r.astype(np.float32) * dh + np.abs(rh).astype(np.float32) * rng((B, H))
+                    drh = dr * h.astype(np.float32) + r.astype(np.float32) * dh + (ROUNDING * np.abs(rh)).astype(np.float32) * rng((B, H))
                     ah = x[:, hs] + rh @ RT[:, hs]
                     fresh_h = _dot_scale(xs[:, hs] + (rh * rh) @ R2T[:, hs], ah, m_in + H)
                     dah = drh @ RT32[:, hs]
@@ -266,7 +280,7 @@ def walk(problem, profile, samples: int | None = None, seed: int = 0) -> dict:
                 rho_h = np.sqrt((dgh * fresh_h) ** 2 + own_h ** 2)
                 dhh = dgh.astype(np.float32) * dah + rho_h.astype(np.float32) * rng((B, H))
                 new = (1.0 - z) * hh + z * h
-                upd = 2.0 * (np.abs(1.0 - z) + np.abs(z)) * (np.abs(h) + np.abs(hh)) + np.abs(new)
+                upd = ROUNDING * (2.0 * (np.abs(1.0 - z) + np.abs(z)) * (np.abs(h) + np.abs(hh)) + np.abs(new))
                 dnew = ((h - hh).astype(np.float32) * dz + (1.0 - z).astype(np.float32) * dhh
                         + z.astype(np.float32) * dh + upd.astype(np.float32) * rng((B, H)))
                 cnew = dcnew = None
@@ -284,7 +298,7 @@ def walk(problem, profile, samples: int | None = None, seed: int = 0) -> dict:
                                          + rho.astype(np.float32) * rng((B, H)))
                 (it, dit), (ot, dot_), (ft, dft), (ct, dct) = (gates[s.start] for s in (i_, o_, f_, c_))
                 cnew = ft * c + it * ct
-                fresh_c = np.abs(ft * c) + np.abs(it * ct) + np.abs(cnew)
+                fresh_c = ROUNDING * (np.abs(ft * c) + np.abs(it * ct) + np.abs(cnew))
                 dcnew = (dft * c.astype(np.float32) + ft.astype(np.float32) * dc
                          + dit * ct.astype(np.float32) + it.astype(np.float32) * dct
                          + fresh_c.astype(np.float32) * rng((B, H)))
@@ -292,7 +306,7 @@ def walk(problem, profile, samples: int | None = None, seed: int = 0) -> dict:
                 dhc_t = dhc.astype(np.float32) * dcnew + own_c.astype(np.float32) * rng((B, H))
                 new = ot * hc
                 dnew = (dot_ * hc.astype(np.float32) + ot.astype(np.float32) * dhc_t
-                        + np.abs(new).astype(np.float32) * rng((B, H)))
+                        + (ROUNDING * np.abs(new)).astype(np.float32) * rng((B, H)))
             keep = active[:, None]
             h = np.where(keep, new, h)
             dh = np.where(keep, dnew, dh)
@@ -446,8 +460,10 @@ def evaluate(problem, profile, op: str, attributes: dict, tensors: dict, prec: i
     model["statistical"] = {
         "model": STAT_MODEL, "samples": K, "elements": elements,
         "tangents": "Gaussian, through the float64 trajectory's linearisation",
-        "dot": "u·sqrt((m-1)·Σp²/2 + m·(Σp)²/3 + Σp²) per sum (Higham & Mary's √n·u, with "
+        "dot": "u·sqrt((m-1)·Σp²/6 + m·(Σp)²/3 + Σp²) per sum (Higham & Mary's √n·u, with "
                "the partial sums of an order that does not depend on the terms' values)",
+        "rounding": f"each rounding error sub-Gaussian with scale u·{ROUNDING:.4f} (uniformly "
+                    "distributed discarded bits: symmetric, unimodal on [-u, u])",
         "activations": f"≤ {K_ULPS:g} ulp, as random terms (mean zero, independent)",
     }
     certificate = {"prec": 53, "check_prec": None, "method": "float64-fast",

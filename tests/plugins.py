@@ -97,3 +97,90 @@ class IgnoresClip:
         del node.attribute[:]
         node.attribute.extend(kept)
         return _ort_run(m, feeds)
+
+
+class Batching:
+    """Test double for the batch machinery: onnxruntime behind ``run_many`` (4 programs per call)."""
+
+    name = "batching"
+    format = "onnx"
+    version = "test-double"
+    batch = 4
+
+    def run(self, model: bytes, feeds):
+        return _ort_run(onnx.load_from_string(model), feeds)
+
+    def run_many(self, items):
+        return [self.run(model, feeds) for model, feeds in items]
+
+
+class WrongInBatch(Batching):
+    """Test double: right alone, but the second program of every batch gets outputs off by 1."""
+
+    name = "wrong-in-batch"
+
+    def run_many(self, items):
+        answers = super().run_many(items)
+        if len(answers) > 1:
+            answers[1] = [np.asarray(a) + 1.0 for a in answers[1]]
+        return answers
+
+
+class CrashInBatch(Batching):
+    """Test double: a batch holding a reverse-direction GRU segfaults the worker; alone, only that
+    program does."""
+
+    name = "crash-in-batch"
+
+    def _crash_on(self, model: bytes):
+        m = onnx.load_from_string(model)
+        node = m.graph.node[0]
+        if node.op_type == "GRU" and any(a.name == "direction" and a.s == b"reverse" for a in node.attribute):
+            ctypes.string_at(0)
+
+    def run(self, model: bytes, feeds):
+        self._crash_on(model)
+        return super().run(model, feeds)
+
+    def run_many(self, items):
+        for model, _ in items:
+            self._crash_on(model)
+        return super().run_many(items)
+
+
+class RefusesInBatch(Batching):
+    """Test double: ``run_many`` returns an exception object for its first program (a refusal of
+    that program alone, as a batching runtime reports one), and runs the rest."""
+
+    name = "refuses-in-batch"
+
+    def run_many(self, items):
+        answers = super().run_many(items)
+        answers[0] = RuntimeError("refused in a batch")
+        return answers
+
+
+class Converting:
+    """Test double for a runtime with a conversion step: "converts" the model to ONNX's text form
+    (its artefact, kept by the suite beside the program), refuses a reverse-direction model in that
+    converter (RuntimeRejected with stage "converter"), and runs the rest on onnxruntime."""
+
+    name = "converting"
+    format = "onnx"
+    version = "test-double"
+
+    def __init__(self):
+        self._made: dict = {}
+
+    def run(self, model: bytes, feeds):
+        import onnx.printer
+
+        from conformance.runtimes.base import RuntimeRejected
+        m = onnx.load_from_string(model)
+        self._made = {"converted.txt": onnx.printer.to_text(m).encode()}
+        if any(a.name == "direction" and a.s == b"reverse" for a in m.graph.node[0].attribute):
+            raise RuntimeRejected("the converter has no reverse direction", stage="converter")
+        return _ort_run(m, feeds)
+
+    def artefacts(self):
+        return self._made

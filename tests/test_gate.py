@@ -111,6 +111,19 @@ def test_classify_rules(tmp_path):
         Expectations.load([_expectations(tmp_path, "entries:\n  - {cases: x}\n")])
 
 
+def test_an_entry_for_a_runtime_that_did_not_run_is_not_called_unused(tmp_path):
+    exp = Expectations.load([_expectations(tmp_path, """\
+        entries:
+          - {cases: "a*", targets: "engine-*", verdict: crash, kind: known-bug, reason: r}
+          - {cases: "b*", targets: "rt-*", verdict: crash, kind: known-bug, reason: r}
+        """)])
+    ran = {"rt-1/CPU@onnx-14"}
+    assert [e.reason for e in exp.unused(ran)] == ["r"] and exp.unused(ran)[0].cases
+    assert len(exp.unused()) == 2  # without the targets that ran: every entry that covered nothing
+    classify({"case": "b1", "target": "rt-1/CPU@onnx-14", "verdict": "crash"}, exp)
+    assert exp.unused(ran) == []
+
+
 def test_expectations_tolerance_override_is_used_and_named(tmp_path):
     exp = _expectations(tmp_path, """\
         targets: "wrong-gru-gate-order*"

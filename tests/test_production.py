@@ -159,11 +159,10 @@ def test_the_fast_path_is_cached_apart_from_the_mpmath_path(tmp_path, monkeypatc
 
 # -- test doubles through the real engine ------------------------------------------------------------
 
-#: the least fraction of the allowed error each legitimate variant uses on the double case
-#: (issue 22 asks 5 %; pairwise and 4-lane sums are more accurate than the others, and measure
-#: 3.4 % and 4.3 % here: docs/production.md, "What the tolerance catches")
-LEAST_USED = {"ReversedSum": 0.05, "FusedMultiplyAdd": 0.05, "RationalTanh": 0.05, "FlushToZero": 0.05,
-              "PairwiseSum": 0.03, "FourLaneSum": 0.04}
+#: the least fraction of the allowed error each legitimate variant uses on the double case (issue
+#: 22 asks 5 %; model v2 measures 5.5 % for the pairwise sum, the most accurate of them:
+#: docs/production.md, "What the tolerance catches")
+LEAST_USED = 0.05
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +186,7 @@ def test_legitimate_float32_variants_pass_and_use_the_tolerance(double_results, 
     record = double_results[cls.name]
     assert record["verdict"] == "pass", record["message"]
     assert record["tolerance"]["judged_by"] == "statistical"
-    assert record["ratio"] >= LEAST_USED[cls.__name__], record["ratio"]
+    assert record["ratio"] >= LEAST_USED, record["ratio"]
 
 
 @pytest.mark.parametrize("cls", doubles.WRONG, ids=lambda c: c.__name__)

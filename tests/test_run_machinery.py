@@ -101,3 +101,63 @@ def test_interrupted_run_resumes_without_redoing_finished_pairs(tmp_path):
     redone = len(calls.read_text().splitlines()) - calls_before - 1
     assert redone == 9 - len(first), f"{redone} runtime calls on resume for {9 - len(first)} missing pairs"
     assert f"{len(first)} resumed from earlier" in done.stdout
+
+
+def _pairs(out: Path) -> dict:
+    return {r["case"]: r for r in read_results(out / "results.jsonl")}
+
+
+def test_batches_change_no_verdict_and_a_pair_not_passing_in_a_batch_runs_again_alone(tmp_path):
+    """A batching runtime (run_many) gets its pairs in batches; a pair that is wrong only inside a
+    batch, crashes a batch, or is refused inside one is run again alone, so the verdicts equal
+    those of --no-batch, and the records say which pairs were batched and which ran alone."""
+    select = ("cases/gru", "-k", "not sequence_lens", "--spec", "onnx-14", "--timeout", "20", "--jobs", "2", "-q",
+              "--no-ablation", "--artifacts", "full")
+    plugins = [a for name in ("Batching", "WrongInBatch", "CrashInBatch", "RefusesInBatch")
+               for a in ("--runtime-plugin", f"tests.plugins:{name}")]
+    runtimes = [a for name in ("batching", "wrong-in-batch", "crash-in-batch", "refuses-in-batch")
+                for a in ("--runtime", name)]
+    conformance("run", *select, *plugins, *runtimes, "--out", tmp_path / "batched", timeout=900)
+    conformance("run", *select, *plugins, *runtimes, "--out", tmp_path / "alone", "--no-batch", timeout=900)
+    batched, alone = (verdicts(tmp_path / name) for name in ("batched", "alone"))
+    assert batched.keys() == alone.keys() and len(batched) > 40
+    assert {k: r["verdict"] for k, r in batched.items()} == {k: r["verdict"] for k, r in alone.items()}
+    assert all("batch" not in r for r in alone.values())
+    by_runtime: dict = {}
+    for (_case, runtime), r in batched.items():
+        by_runtime.setdefault(runtime, []).append(r)
+    sizes = [r["batch"]["size"] for r in by_runtime["batching"] if "size" in r.get("batch", {})]
+    assert sizes and max(sizes) == 4  # batches really happened
+    plain = {r["case"]: r["verdict"] for r in by_runtime["batching"]}  # onnxruntime's own verdicts
+
+    def alone(runtime):
+        return [r for r in by_runtime[runtime] if "alone" in r.get("batch", {})]
+    wrong = [r for r in alone("wrong-in-batch") if "it was fail" in r["batch"]["alone"]]
+    assert wrong and all(r["verdict"] == plain[r["case"]] for r in alone("wrong-in-batch"))
+    assert any(r["verdict"] == "pass" for r in wrong)  # wrong only in the batch: right alone
+    crashed = [r for r in by_runtime["crash-in-batch"] if r["verdict"] == "crash"]
+    assert crashed and all("direction=reverse" in r["case"] for r in crashed)
+    shared = [r for r in alone("crash-in-batch") if "ended with crash" in r["batch"]["alone"]
+              and "direction=reverse" not in r["case"]]  # cases that shared a batch with the crash
+    assert shared and all(r["verdict"] == plain[r["case"]] for r in shared)
+    refused = [r for r in alone("refuses-in-batch") if "it was rejected" in r["batch"]["alone"]]
+    assert refused and all(r["verdict"] == plain[r["case"]] for r in refused)
+    assert any(r["verdict"] == "pass" for r in refused)
+
+
+def test_a_converting_runtime_keeps_its_artefact_beside_the_program_and_names_the_step_that_refused(tmp_path):
+    out = tmp_path / "out"
+    conformance("run", DATA / "cases", "--spec", "onnx-14", "--runtime", "converting", "--runtime-plugin",
+                "tests.plugins:Converting", "--out", out, "-q", "--artifacts", "full", "--no-ablation")
+    got = verdicts(out)
+    refused = got[("gru/small[direction=reverse]", "converting")]
+    assert refused["verdict"] == "rejected" and refused["effective"]["stage"] == "converter"
+    assert "the converter has no reverse direction" in refused["message"]
+    passed = got[("gru/small[direction=forward]", "converting")]
+    assert passed["verdict"] == "pass" and "stage" not in passed["effective"]
+    for record in (refused, passed):
+        (path,) = record["artefacts"]
+        assert path.startswith("programs/") and path.endswith(".converted.txt")
+        text = (out / path).read_text()
+        assert "GRU" in text and (out / path).parent.is_dir()
+        assert any(f.name.startswith("onnx-14.") and f.suffix == ".onnx" for f in (out / path).parent.iterdir())

@@ -255,7 +255,9 @@ def test_real_browser_runs_gru_and_lstm_and_refuses_a_bad_shape(tmp_path):
     assert target["configuration"]["probe"] == "measured"
 
 
-def test_a_renderer_crash_and_a_hang_each_cost_one_verdict(tmp_path):
+@pytest.mark.parametrize("double", ["Sabotaged", "SabotagedInBatches"])
+def test_a_renderer_crash_and_a_hang_each_cost_one_verdict(tmp_path, double):
+    """Alone and in batches: a crash or hang inside a batch sends its pairs again alone."""
     browser = browser_or_skip()
 
     def browsers() -> int:
@@ -264,8 +266,9 @@ def test_a_renderer_crash_and_a_hang_each_cost_one_verdict(tmp_path):
     before = browsers()
     env = {"WEBNN_SABOTAGE_CRASH": "direction=forward,B=random,initial_h=absent",
            "WEBNN_SABOTAGE_HANG": "direction=reverse,B=random,initial_h=absent"}
-    done = run_cli("run", "cases/gru/basic.yaml", "-k", "B=random", "--runtime-plugin", "tests.webnn_doubles:Sabotaged",
-                   "--runtime", "webnn-sabotaged", "--spec", ED, "--timeout", "15", "--out", str(tmp_path),
+    name = "webnn-sabotaged" + ("-batched" if double == "SabotagedInBatches" else "")
+    done = run_cli("run", "cases/gru/basic.yaml", "-k", "B=random", "--runtime-plugin", f"tests.webnn_doubles:{double}",
+                   "--runtime", name, "--spec", ED, "--timeout", "15", "--out", str(tmp_path),
                    "--fresh", "--jobs", "1", "--no-ablation", env=env)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     verdicts = {r["case"]: r for r in records(tmp_path)}
@@ -276,6 +279,10 @@ def test_a_renderer_crash_and_a_hang_each_cost_one_verdict(tmp_path):
     assert hang["verdict"] == "timeout"
     others = [r for r in verdicts.values() if r is not crash and r is not hang]
     assert [r["verdict"] for r in others] == ["pass"] * 4
+    if double == "SabotagedInBatches":  # the crash's and the hang's batches were run again alone
+        alone = {r["case"]: r["batch"]["alone"] for r in verdicts.values() if "alone" in r.get("batch", {})}
+        assert "ended with" in alone[crash["case"]] and "ended with" in alone[hang["case"]]
+        assert len(alone) > 2  # the pairs that shared a batch with them, run alone too
     if sys.platform.startswith("linux"):
         assert browsers() <= before, "a browser outlived its worker"
 

@@ -25,13 +25,16 @@ class Sabotaged(WebNN):
                          "sabotaged", json.dumps(browser.facts))
 
     def run(self, model, feeds):
+        self._sabotage(model)
+        return super().run(model, feeds)
+
+    def _sabotage(self, model) -> None:
         case = json.loads(Path(model).read_text())["case"]
         crash, hang = os.environ.get("WEBNN_SABOTAGE_CRASH"), os.environ.get("WEBNN_SABOTAGE_HANG")
         if crash and crash in case:
             self._crash_renderer()
         if hang and hang in case:
             self._evaluate("() => { for (;;) {} }", None)
-        return super().run(model, feeds)
 
     def _crash_renderer(self) -> None:
         if self._session is None:
@@ -42,3 +45,16 @@ class Sabotaged(WebNN):
             cdp.send("Page.crash", timeout=3000)  # the target dies before it answers
         except Exception:  # noqa: BLE001, S110 - the answer never comes: the renderer is gone
             pass
+
+
+class SabotagedInBatches(Sabotaged):
+    """The same sabotage, with the pairs sent in batches of 4 documents per round trip: the crash
+    or the hang takes its whole batch down, and the suite runs that batch's pairs again alone."""
+
+    name = "webnn-sabotaged-batched"
+    batch = 4
+
+    def run_many(self, items):
+        for model, _ in items:
+            self._sabotage(model)
+        return super().run_many(items)

@@ -60,6 +60,12 @@ class _Budget(click.ParamType):
 @click.option("--dtype", "dtypes", multiple=True, type=click.Choice(["float32", "float16", "float64", "bfloat16"]),
               help="Only these dtypes (repeatable).")
 @click.option("--jobs", "-j", default=None, type=click.IntRange(1, 256), help="Worker processes (default: one per core).")
+@click.option("--cluster", default=None, metavar="ADDRESS",
+              help="One campaign per worker of a Dask cluster of `conformance worker`s (tcp://HOST:8786), or of a "
+                   "LocalCluster of this machine (local), each with its own seed; findings are merged here.")
+@click.option("--workers", default=None, type=click.IntRange(1, 1024),
+              help="With --cluster local: how many workers (default 2), each with --jobs worker processes (default: "
+                   "the cores shared); with an address: wait for this many workers (default 1).")
 @click.option("--seed", type=int, default=None,
               help="Make the draws reproducible (hypothesis seed); with --no-database, an exact rerun.")
 @click.option("--out", "out_dir", default=OUT, show_default=True,
@@ -88,7 +94,7 @@ class _Budget(click.ParamType):
                    "at SIMD/GEMM edges (docs/production.md); raise --timeout with it.")
 def fuzz_command(budget, runtimes, plugins, spec_filter, devices, configs, ops, dtypes, jobs, seed, out_dir, keep,
                  regressions, expectation_paths, no_expectations, database, no_database, max_examples, timeout, tolerance_policy, no_shrink,
-                 no_entry_points, quiet, production_sizes):
+                 no_entry_points, quiet, production_sizes, cluster=None, workers=None):
     """Search for divergences the corpus does not cover; write each, minimized, to OUT as a case file.
 
     Every drawn case runs on every target (worker processes: a crash costs one verdict). A fail,
@@ -120,12 +126,22 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, configs, ops, 
         raise click.UsageError("--no-expectations and --expectations contradict each other; Consider dropping one")
     if not expectation_paths and not no_expectations and EXPECTATIONS.is_dir():
         expectation_paths = (EXPECTATIONS,)
-    targets, skipped, plugin_names = select_targets(spec_filter, plugins, runtimes, devices, not no_entry_points,
-                                                    configs)
     try:
         expectations = Expectations.load(expectation_paths) if expectation_paths else None
     except ExpectationsError as exc:
         raise click.UsageError(str(exc)) from exc
+    grid = None
+    if cluster:
+        from conformance.run.cluster import open_cluster
+        workers = workers or (2 if cluster == "local" else 1)
+        jobs = jobs or (max(1, cpu_count() // workers) if cluster == "local" else None)
+        grid = open_cluster(cluster, workers, jobs or 1, None, spec_filter, plugins, runtimes, devices,
+                            not no_entry_points, configs, measure=False)
+        targets, skipped = grid.targets, grid.skipped
+        plugin_names = {t.runtime: t.ref.path for t in targets if t.plugin}
+    else:
+        targets, skipped, plugin_names = select_targets(spec_filter, plugins, runtimes, devices, not no_entry_points,
+                                                        configs)
 
     scope = Scope(ops=tuple(ops) or Scope().ops, dtypes=tuple(dtypes) or Scope().dtypes,
                   limits=PRODUCTION_LIMITS if production_sizes else Limits())
@@ -141,6 +157,16 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, configs, ops, 
                       highlight=False, markup=False, soft_wrap=True)
     for s in skipped:
         console.print(f"[yellow]skipped runtime[/] {escape(s.runtime)}: {escape(s.reason)}", highlight=False)
+    if grid is not None:
+        from conformance.fuzz.sharded import run_on_cluster
+        config.jobs = grid.slots
+        with grid:
+            campaign, result, problems = run_on_cluster(grid, config, console)
+        _summary(console, campaign, result, config)
+        for problem in problems:
+            console.print(f"warning: {problem}", highlight=False, markup=False, soft_wrap=True)
+        _keep(console, result, keep, regressions)
+        sys.exit(EXIT_FINDINGS if result.written else EXIT_OK)
     display = None if quiet else LiveDisplay(console, budget)
     campaign = Campaign(config, observer=display)
     if display:
@@ -150,6 +176,11 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, configs, ops, 
     else:
         result = campaign.run()
     _summary(console, campaign, result, config)
+    _keep(console, result, keep, regressions)
+    sys.exit(EXIT_FINDINGS if result.written else EXIT_OK)
+
+
+def _keep(console, result, keep: bool, regressions: Path) -> None:
     if result.written and keep:
         from conformance.fuzz.reproducer import keep as keep_findings
         copies = keep_findings([w.path for w in result.written], regressions)
@@ -159,7 +190,6 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, configs, ops, 
         console.print(f"to keep them in the corpus, copy them into {regressions}/ (--keep does it as they are "
                       f"written); to report one upstream: README.md, \"Reporting a finding upstream\"",
                       highlight=False, markup=False, soft_wrap=True)
-    sys.exit(EXIT_FINDINGS if result.written else EXIT_OK)
 
 
 def _summary(console, campaign, result, config) -> None:

@@ -44,6 +44,9 @@ KNOWN = ("message",)
 MESSAGE_CHARS = 120
 #: fields a summary leaves out where they hold what a reader assumes without them
 DEFAULTS = {"config": "default", "plugin": False, "target_precision": "f32"}
+#: what a passing pair's summary keeps of its effective configuration: the machine that ran it
+#: (``--cluster``: conformance/run/cluster_worker.py)
+MACHINE = ("host", "worker")
 #: what the other targets of a case with a page keep: its plot and its worst element
 COMPANION = ("worst", "error_by_step")
 
@@ -74,6 +77,11 @@ def summarize(record: dict) -> dict:
     if isinstance(effective, dict):    # the gate's `config:` reads its keys; `source` is prose
         if record.get("verdict") in FAILING:   # a passing pair is `ok` whatever its configuration
             out["effective"] = {k: v for k, v in effective.items() if k != "source"}
+        elif any(k in effective for k in MACHINE):   # a cluster run: the machine that produced the pair
+            out["effective"] = {k: effective[k] for k in MACHINE if k in effective}
+    batch = record.get("batch")
+    if isinstance(batch, dict) and "alone" in batch:   # why a batched pair was run again alone
+        out["batch"] = batch
     declared = record.get("declared")
     if isinstance(declared, dict):     # the gate's `within: declared` reads its verdict
         out["declared"] = {k: declared[k] for k in ("precision", "verdict", "ratio") if k in declared}

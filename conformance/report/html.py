@@ -19,7 +19,7 @@ import jinja2
 
 from conformance.compare.verdicts import COLOURS as VERDICT_COLOURS
 from conformance.compare.verdicts import FAILING, MEANING, PAGED, SEVERITY, SHORT, severity, worst
-from conformance.report import causes, differences, matrix, view
+from conformance.report import causes, differences, engines_matrix, matrix, view
 from conformance.report.artifacts import keeps_detail
 from conformance.report.svg import error_plot, series_of
 from conformance.report.view import family_of, num
@@ -114,7 +114,8 @@ def _run_targets(runs: list[dict], targets: list[matrix.Target]) -> list[dict]:
         out.append({"id": t.id, "runtime": t.runtime, "version": t.version, "device": t.device,
                     "config": d.get("config", t.config), "spec": t.spec, "plugin": t.plugin,
                     "description": d.get("description", ""), "configuration": configuration,
-                    "measured": summary(configuration) if configuration else "not measured (no run.json entry)"})
+                    "measured": summary(configuration) if configuration else "not measured (no run.json entry)",
+                    "machines": view.machines(configuration)})
     return out
 
 
@@ -310,7 +311,8 @@ def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | 
         load_errors=sum(int(run.get("load_errors") or 0) for run in runs),
         specs=sorted({t.spec for t in targets}, key=view.spec_key),
         op_names=[op for op, _ in ops], silent=view.silent_table(records),
-        parts=causes.split(causes.causes(records, clusters)))
+        parts=causes.split(causes.causes(records, clusters)),
+        feature_matrix=engines_matrix.to_html(engines_matrix.build(records)))
     index_path = out_dir / "index.html"
     _write(index_path, index)
     _write(out_dir / "differences.html", env.get_template("differences.html.j2").render(

@@ -9,9 +9,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from conformance.compare.verdicts import FAILING, SEVERITY, severity
+from conformance.report import engines_matrix
 from conformance.report.causes import causes, cluster_status, split
 from conformance.report.view import (
     gate_summary,
+    machines,
     natural_key,
     safe_link,
     setup_of_record,
@@ -152,6 +154,12 @@ def summary(records: list[dict], run_info=None, clusters: list[dict] | None = No
             out.append(f"- … and {len(groups) - MAX_LISTED} more (see the HTML report)")
         out += ["", "</details>", ""]
 
+    features_table = engines_matrix.to_markdown(engines_matrix.build(records))
+    if features_table:
+        out += ["## Features × runtimes", "", "<details><summary>Which features each runtime implements correctly "
+                "(per op and feature: the class of its verdicts, with counts)</summary>", "", *features_table, "",
+                "</details>", ""]
+
     out += ["## Divergence clusters", ""]
     if clusters is None:
         out.append("No ablation run: divergences are not clustered by cause yet.")
@@ -213,7 +221,9 @@ def _configurations(runs: list[dict]) -> list[str]:
             if name in seen:
                 continue
             seen.add(name)
-            lines.append(f"- {code(name)}: {text(configuration_summary(t['configuration']))}")
+            where = machines(t["configuration"])
+            lines.append(f"- {code(name)}: {text(configuration_summary(t['configuration']))}"
+                         + (f" (ran on {text(where)})" if where else ""))
     return lines
 
 

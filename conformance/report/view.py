@@ -94,6 +94,12 @@ def setup_of_record(rec: dict) -> str:
     return runtime_and_device(rec) + ("" if label == "default" else f"/{label}")
 
 
+def machines(configuration: dict) -> str:
+    """Where a cluster run's target ran: ``host (worker), ...`` from its ``configuration.workers``."""
+    found = configuration.get("workers") or []
+    return ", ".join(sorted({f"{w.get('host', '?')} ({w.get('worker', '?')})" for w in found if isinstance(w, dict)}))
+
+
 def runtime_family(rec: dict) -> str:
     """Runtimes that share an implementation under different program formats (OpenVINO reads ONNX
     and IR under one name; `onnxruntime-dml` is onnxruntime). A record may name it outright."""

@@ -2,6 +2,13 @@
 
 Results are appended as they arrive; a pair already judged for the same case content is skipped,
 so an interrupted run resumes where it stopped.
+
+**Batches.** A target whose runtime takes several programs per call (``Target.batch``: WebNN's
+page round trip) gets its pairs in batches of that many. A batch can neither create nor hide a
+divergence: a pair whose verdict from the batch is not ``pass``, and every pair of a batch that
+crashed, hung or failed as a whole, is run again alone, and that run is what is recorded (with
+``batch`` saying so). Pairs whose outputs may hold unspecified elements (they are run twice) never
+go in a batch. ``--no-batch`` (``Options.batch``) turns batches off.
 """
 
 from __future__ import annotations
@@ -66,9 +73,23 @@ BOUNDS_KEPT = 256
 #: worker right after the first, when its first call took at most this (the repeat is what tells
 #: computed values from stale memory)
 REPEAT_UNDER = 0.5
+#: a batch closes when its programs together pass this many bytes (production shapes stay small in
+#: number per call: a worker's answer travels through a pipe, WebNN's documents through the page)
+BATCH_BYTES = 8 << 20
 #: the features of a case whose outputs a spec may leave undefined (oracles/silent.py's points):
 #: partial or zero lengths, a non-finite input, an activation whose parameters may have no default
 MAY_BE_SILENT = {"sequence_lens=partial", "nan", "inf", "act=scaledtanh", "act=affine"}
+
+
+def _size(prog: Program) -> int:
+    """Bytes of a program's model (its bytes, or its written main file)."""
+    model = prog.runtime_input()
+    if isinstance(model, (bytes, bytearray)):
+        return len(model)
+    try:
+        return Path(model).stat().st_size
+    except (OSError, TypeError):
+        return 0
 
 
 def may_leave_unspecified(case) -> bool:
@@ -88,6 +109,7 @@ class Options:
     tolerance: str | None = None    # a named policy of compare/policies.yaml; None: the default (derived)
     repeat_under: float = REPEAT_UNDER  # repeat a pair with unspecified elements when its call took at most this
     deadline: float | None = None   # time.monotonic() after which no new job is started (the ablation's budget)
+    batch: bool = True              # send a batching target (Target.batch) several programs per call
 
 
 @dataclass
@@ -118,10 +140,12 @@ def _slug(text: str) -> str:
 
 @functools.cache
 def judge_version() -> str:
-    """What judging depends on besides the inputs: the oracle's version and the comparison's code
-    (conformance/compare, its policies, this module), as a digest."""
+    """What judging depends on besides the inputs: the oracle's version, its fast path's model
+    (production shapes) and the comparison's code (conformance/compare, its policies, this module),
+    as a digest."""
     import oracles
-    h = hashlib.sha256(oracles.ORACLE_VERSION.encode())
+    from oracles import fast
+    h = hashlib.sha256(f"{oracles.ORACLE_VERSION}+{fast.fingerprint()}".encode())
     here = Path(__file__).resolve().parent.parent
     for path in sorted((here / "compare").glob("*")) + [Path(__file__).resolve(),
                                                         here / "runtimes" / "effective.py"]:
@@ -151,17 +175,29 @@ class Engine:
         self.runs_left: Counter[tuple[int, str]] = Counter()
         # (case index, profile, compute, choices) -> oracles.computed_in
         self.bounds: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Any]]] = {}
+        #: target -> [(case index, program)] waiting to fill a batch
+        self.open_batches: dict[Any, list[tuple[int, Program]]] = {}
+        self.batch_bytes: dict[Any, int] = {}  # target -> the size of its open batch's programs
+        self.pool: Any = None               # the pool of this run (a batched pair is run again alone on it)
+        self.alone: dict[tuple[int, Any], str] = {}  # (case index, target) -> why a batched pair runs alone
+        self._facts: dict[int, tuple[Any, str, frozenset]] = {}  # id(case) -> (case, digest, features)
+
+    def _facts_of(self, case) -> tuple[Any, str, frozenset]:
+        """A case's content digest and feature tokens, computed once per run (cases do not change
+        during a run; the case is held so that its id stays its own)."""
+        found = self._facts.get(id(case))
+        if found is None or found[0] is not case:
+            found = self._facts[id(case)] = (case, case.digest, frozenset(features(case)))
+        return found
 
     def pending_pairs(self):
         """(case index, case, targets still to run) for every case with something left to run: a
         pair is done when a record of it exists for the same case content *and* the same judgement
         (pair_digest)."""
         for ci, case in enumerate(self.cases):
-            digest, tokens = case.digest, None
+            _, digest, tokens = self._facts_of(case)
             todo = []
             for t in self.targets:
-                if self.overrides and tokens is None:
-                    tokens = features(case)
                 if (not self.store.is_done(case.id, t.id, self.pair_digest(case, t, digest, tokens))
                         or self._needs_detail(case.id, t.id)):
                     todo.append(t)
@@ -183,12 +219,13 @@ class Engine:
         policy, an expectations override, the case's own tolerance, the oracle's version and
         precision, and the comparison's own code. A resumed run redoes a pair when any of it
         changed (the runtime's version is in the target id)."""
-        override = self.overrides(case.id, target.id, tokens if tokens is not None else features(case)) \
+        _, known, found = self._facts_of(case)
+        override = self.overrides(case.id, target.id, tokens if tokens is not None else found) \
             if self.overrides else None
         policy = self.silent_policy(target.id) if self.silent_policy else None
         judged = json.dumps([self.opt.tolerance, override, case.tolerance, self.opt.prec, policy, judge_version()],
                             sort_keys=True, default=str)
-        return f"{digest or case.digest}:{hashlib.sha256(judged.encode()).hexdigest()[:12]}"
+        return f"{digest or known}:{hashlib.sha256(judged.encode()).hexdigest()[:12]}"
 
     def count_pending(self) -> int:
         return sum(len(todo) for _, _, todo in self.pending_pairs())
@@ -198,14 +235,20 @@ class Engine:
         its warm workers are reused; otherwise a pool of ``jobs`` workers lives for this call."""
         start = time.perf_counter()
         if pool is not None:
-            for outcome in pool.outcomes(self._jobs()):
-                self._receive(outcome)
+            self._drive(pool)
         else:
             with Pool(self.opt.jobs) as own:
-                for outcome in own.outcomes(self._jobs()):
-                    self._receive(outcome)
+                self._drive(own)
         self.summary.wall_s = time.perf_counter() - start
         return self.summary
+
+    def _drive(self, pool) -> None:
+        self.pool = pool
+        try:
+            for outcome in pool.outcomes(self._jobs()):
+                self._receive(outcome)
+        finally:
+            self.pool = None
 
     def _jobs(self):
         """Jobs for every pending pair, made lazily: the oracle's first, then each target's."""
@@ -215,6 +258,27 @@ class Engine:
             if self.opt.deadline is not None and time.monotonic() > self.opt.deadline:
                 return  # out of time: the pairs not started have no record
             yield from self._schedule(ci, case, todo)
+        for target in list(self.open_batches):
+            yield self._batch_job(target)
+
+    def _batch_job(self, target) -> Job:
+        entries = self.open_batches.pop(target)
+        self.batch_bytes.pop(target, None)
+        if len(entries) == 1:
+            (ci, prog), = entries
+            return Job(("run", ci, target, prog), "run", (target.ref, prog.runtime_input(), prog.feeds, 0.0),
+                       self.opt.timeout)
+        return Job(("batch", target, entries), "batch",
+                   (target.ref, [(prog.runtime_input(), prog.feeds) for _, prog in entries]), 2 * self.opt.timeout)
+
+    def _alone(self, ci: int, target, prog, why: str) -> None:
+        """A batched pair run again on its own (its record says why); its oracle result is kept for it."""
+        case = self.cases[ci]
+        if case.valid:
+            self.runs_left[(ci, SPECS[target.spec].semantics)] += 1
+        self.alone[(ci, target)] = why
+        self.pool.submit(Job(("run", ci, target, prog), "run", (target.ref, prog.runtime_input(), prog.feeds, 0.0),
+                             self.opt.timeout))
 
     def _schedule(self, ci: int, case, todo):
         programs: dict[str, Program | NotExpressible | Exception] = {}
@@ -240,17 +304,38 @@ class Engine:
                 self._record(case, t, None, "error", f"translator failed: {type(prog).__name__}: {prog}")
             else:
                 repeat = self.opt.repeat_under if may_leave_unspecified(case) else 0.0
+                if t.batch > 1 and self.opt.batch and not repeat:
+                    self.open_batches.setdefault(t, []).append((ci, prog))
+                    self.batch_bytes[t] = self.batch_bytes.get(t, 0) + _size(prog)
+                    if len(self.open_batches[t]) >= t.batch or self.batch_bytes[t] >= BATCH_BYTES:
+                        yield self._batch_job(t)
+                    continue
                 yield Job(("run", ci, t, prog), "run", (t.ref, prog.runtime_input(), prog.feeds, repeat),
                           self.opt.timeout)
+
+    def _program_folder(self, case) -> Path:
+        return Path(self.store.dir) / "programs" / _slug(f"{case.id}-{self._facts_of(case)[1][:8]}")
 
     def _write_program(self, case, prog) -> None:
         if isinstance(prog, (NotExpressible, Exception)):
             return
         if not self.opt.write_programs and prog.format == "onnx":
             return
-        folder = Path(self.store.dir) / "programs" / _slug(f"{case.id}-{case.digest[:8]}")
+        folder = self._program_folder(case)
         folder.mkdir(parents=True, exist_ok=True)
         SPECS[prog.spec].write(prog, folder)
+
+    def _write_artefacts(self, case, target, prog, artefacts: dict) -> list[str]:
+        """What the runtime converted the program into (MNN's model, IREE's MLIR), beside the
+        program, named ``<spec>.<target's runtime and device>.<name>`` (pruned with its program)."""
+        folder = self._program_folder(case)
+        folder.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, data in sorted(artefacts.items()):
+            path = folder / _slug(f"{prog.spec}.{target.runtime}-{target.version}-{target.device}.{name}")
+            path.write_bytes(data)
+            written.append(str(path.relative_to(self.store.dir)))
+        return written
 
     def _receive(self, outcome) -> None:
         key = outcome.key
@@ -261,6 +346,8 @@ class Engine:
                 self._judge(okey[0], *args)
                 self._release(okey)
             return
+        if key[0] == "batch":
+            return self._unbatch(outcome)
         _, ci, target, prog = key
         self.summary.runtime_s += outcome.elapsed
         case = self.cases[ci]
@@ -271,6 +358,21 @@ class Engine:
         self._judge(ci, target, prog, outcome)
         if case.valid:
             self._release(okey)
+
+    def _unbatch(self, outcome) -> None:
+        """A batch's answer, as one outcome per pair (marked as batched); a batch that crashed, hung
+        or failed as a whole sends each of its pairs again alone."""
+        _, target, entries = outcome.key
+        answers = outcome.value if outcome.status == "ok" else None
+        if not isinstance(answers, list) or len(answers) != len(entries):
+            why = f"its batch of {len(entries)} ended with {outcome.status}: {outcome.error}"[:300]
+            self.summary.runtime_s += outcome.elapsed
+            for ci, prog in entries:
+                self._alone(ci, target, prog, why)
+            return
+        for (ci, prog), (status, value, error, elapsed) in zip(entries, answers):
+            self._receive(Outcome(("run", ci, target, prog), status, value, error, "", elapsed,
+                                  outcome.effective, batched=len(entries)))
 
     def _release(self, okey) -> None:
         """One run of (case, profile) judged: the oracle result goes with the last one."""
@@ -285,32 +387,34 @@ class Engine:
                  "elapsed_s": round(outcome.elapsed, 6)}
         if outcome.output.strip():  # what the runtime printed during the call (its tail), not the terminal's
             extra["runtime_output"] = outcome.output
+        if outcome.artefacts:
+            extra["artefacts"] = self._write_artefacts(case, target, prog, outcome.artefacts)
         if outcome.status in ("ok", "error", "garbage"):
             extra["effective"] = effective_of(case, target, outcome.effective)
         if outcome.status == "crash":
-            return self._record(case, target, prog, "crash", outcome.error, extra)
+            return self._settle(outcome, ci, target, prog, "crash", outcome.error, extra)
         if outcome.status == "timeout":
-            return self._record(case, target, prog, "timeout", outcome.error, extra)
+            return self._settle(outcome, ci, target, prog, "timeout", outcome.error, extra)
         if outcome.status == "garbage":  # outputs that are not arrays: wrong, whatever the case
-            return self._record(case, target, prog, "fail" if case.valid else "accepted-invalid",
+            return self._settle(outcome, ci, target, prog, "fail" if case.valid else "accepted-invalid",
                                 outcome.error, extra)
         if outcome.status == "error":
             if case.valid:
-                return self._record(case, target, prog, "rejected", f"rejected a valid case: {outcome.error}",
+                return self._settle(outcome, ci, target, prog, "rejected", f"rejected a valid case: {outcome.error}",
                                     extra)
-            return self._record(case, target, prog, "pass", f"rejected as the spec requires "
+            return self._settle(outcome, ci, target, prog, "pass", f"rejected as the spec requires "
                                 f"({case.violates}): {outcome.error}", extra)
         if not case.valid:
-            return self._record(case, target, prog, "accepted-invalid",
+            return self._settle(outcome, ci, target, prog, "accepted-invalid",
                                 f"ran a case the spec forbids ({case.violates}) and returned "
                                 f"{len(outcome.value)} outputs", extra)
         oracle = self.oracle[(ci, SPECS[target.spec].semantics)]
         if oracle.status != "ok":
-            return self._record(case, target, prog, "error", f"oracle failed: {oracle.error}", extra)
+            return self._settle(outcome, ci, target, prog, "error", f"oracle failed: {oracle.error}", extra)
         res: Any = oracle.value  # the oracle's OracleResult (oracles is imported lazily)
         again = outcome.again if isinstance(outcome.again, list) else None
         tol = for_case(case, self.opt.tolerance,
-                       self.overrides(case.id, target.id, features(case)) if self.overrides else None)
+                       self.overrides(case.id, target.id, self._facts_of(case)[2]) if self.overrides else None)
         j = judge_outputs(case, prog, outcome.value, res, tol, repeat=again)
         if isinstance(outcome.again, str):
             extra["repeat"] = outcome.again
@@ -330,7 +434,20 @@ class Engine:
         if narrower(compute, case.dtype) and tol.derived:
             extra["declared"] = self._declared(ci, case, target, prog, outcome.value, res, compute,
                                                effective.get("accumulation"), effective.get("rounding", "faithful"))
-        self._record(case, target, prog, verdict, message, extra)
+        self._settle(outcome, ci, target, prog, verdict, message, extra)
+
+    def _settle(self, outcome, ci: int, target, prog, verdict: str, message: str, extra=None) -> None:
+        """Record a judged pair, or, when it came from a batch and is not ``pass``, run it again
+        alone first (a batch may neither create nor hide a divergence)."""
+        extra = dict(extra or {})
+        if outcome.batched:
+            if verdict != "pass":
+                return self._alone(ci, target, prog, f"in a batch of {outcome.batched} it was {verdict}: "
+                                                     f"{message}"[:300])
+            extra["batch"] = {"size": outcome.batched}
+        elif (ci, target) in self.alone:
+            extra["batch"] = {"alone": self.alone.pop((ci, target))}
+        self._record(self.cases[ci], target, prog, verdict, message, extra)
 
     def _silent_policy(self, target) -> dict:
         return dict(SILENT_POLICY, **(self.silent_policy(target.id) if self.silent_policy else {}))
@@ -359,7 +476,9 @@ class Engine:
                 "tolerance": (j.tolerance or {}).get("source", "")}
 
     def _record(self, case, target, prog, verdict, message, extra=None) -> None:
-        record = Record.of(case, target, SPECS.get(target.spec), features(case), self.pair_digest(case, target))
+        _, digest, tokens = self._facts_of(case)
+        record = Record.of(case, target, SPECS.get(target.spec), tokens, self.pair_digest(case, target, digest, tokens),
+                           digest)
         record.verdict, record.message, record.repro = verdict, message, repro(case, target)
         extra = dict(extra or {})
         for name in ("max_abs_err", "max_ulp", "tolerance"):

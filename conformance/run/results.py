@@ -53,11 +53,11 @@ class Record:
     repro: str = ""
 
     @classmethod
-    def of(cls, case, target, spec, features, pair_digest: str = "") -> Record:
+    def of(cls, case, target, spec, features, pair_digest: str = "", digest: str = "") -> Record:
         """The record of ``case`` on ``target`` (``spec``: the target's Spec, None for a spec this
         process does not know), not yet judged."""
         return cls(
-            case=case.id, case_digest=case.digest, file=case.file,
+            case=case.id, case_digest=digest or case.digest, file=case.file,
             line=case.source.line if case.source else None,
             op=case.op, form=case.form, dtype=case.dtype, expect=case.expect,
             clause=list(case.clause), summary=case.describe(), description=case.description,
@@ -78,6 +78,14 @@ class Record:
         out["message"] = self.message
         out["repro"] = self.repro
         return out
+
+
+def line_of(record: dict) -> str:
+    """A record as one JSON line (json's C encoder where every float is finite, else cleaned first)."""
+    try:
+        return json.dumps(record, allow_nan=False)
+    except ValueError:
+        return json.dumps(_clean(record))
 
 
 def _clean(value):
@@ -146,7 +154,7 @@ class ResultStore:
         return self._by_pair.get((case_id, target_id))
 
     def append(self, record: dict) -> None:
-        self._file.write(json.dumps(_clean(record), sort_keys=False) + "\n")
+        self._file.write(line_of(record) + "\n")
         self._file.flush()
         self.records.append(record)
         self.done[(record["case"], record["target"])] = record.get("pair_digest")

@@ -2,7 +2,10 @@
 
 It leads its own process group, dies with its parent, captures its runtime's output per call,
 builds its one runtime (or the oracle) once and answers each job with an Outcome; a result that
-may hold spec-silent elements is computed again in the same process (``again``).
+may hold spec-silent elements is computed again in the same process (``again``). A ``batch`` job
+carries several programs for the runtime: its optional ``run_many(items)`` takes them in one call
+(WebNN: one page round trip), else they run one after another; the answer's value is one
+``(status, outputs or None, error, elapsed)`` per program.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import signal
 import time
 import traceback
 
-from conformance.run.processes import ORACLE, _own_group
+from conformance.run.processes import ORACLE, RUNTIME_KINDS, _own_group
 from conformance.run.processes import flush_streams as _flush
 
 #: the most of a call's printed output kept with its outcome (its tail)
@@ -52,16 +55,20 @@ def _serve(conn, binding, log: str | None = None) -> None:
         start = time.perf_counter()
         _flush()
         try:
-            if kind in ("run", "probe"):
-                ref, model, feeds, *rest = payload
-                repeat_under = rest[0] if rest else 0.0
+            if kind in RUNTIME_KINDS:
+                ref = payload[0]
                 if ref != binding:
                     raise RuntimeError(f"a worker bound to {binding!r} was sent a job for {ref!r}")
                 if runtime is None:
                     runtime = ref.build()
-                conn.send(("started", None, "", "", 0.0, {}, {}, None))  # the timeout counts from here
+                conn.send(("started", None, "", "", 0.0, {}, {}, None, {}))  # the timeout counts from here
                 start = time.perf_counter()
-                returned = runtime.run(model, feeds)
+                if kind == "batch":
+                    returned = _batch(runtime, payload[1])
+                else:
+                    _, model, feeds, *rest = payload
+                    repeat_under = rest[0] if rest else 0.0
+                    returned = runtime.run(model, feeds)
             else:
                 if binding != ORACLE:
                     raise RuntimeError(f"a worker bound to {binding!r} was sent a suite function")
@@ -71,27 +78,64 @@ def _serve(conn, binding, log: str | None = None) -> None:
         except Exception as exc:  # the runtime's refusal, reported as its text
             _flush()
             tb = traceback.format_exc(limit=6)
+            effective = _effective(runtime)
+            stage = str(getattr(exc, "stage", "") or "")
+            if stage:  # the step of a runtime with several that refused (RuntimeRejected)
+                effective = dict(effective, stage=stage)
             conn.send(("error", None, f"{type(exc).__name__}: {exc}"[:4000], tb[-2000:],
-                       time.perf_counter() - start, _effective(runtime), _describe(runtime, kind), None))
+                       time.perf_counter() - start, effective, _describe(runtime, kind), None,
+                       _artefacts(runtime, kind)))
             continue
         elapsed = time.perf_counter() - start
-        if kind in ("run", "probe"):
+        if kind == "batch":
+            value = [(status, out, error, elapsed / max(1, len(returned))) for status, out, error in returned]
+        elif kind in ("run", "probe"):
             try:
                 value = _as_arrays(returned)
             except Exception as exc:  # noqa: BLE001 - what came back is not outputs: the runtime's fault
                 conn.send(("garbage", None, f"returned {_kind_of(returned)}, which is not a list of arrays: "
                            f"{type(exc).__name__}: {exc}"[:2000], "", elapsed, _effective(runtime),
-                           _describe(runtime, kind), None))
+                           _describe(runtime, kind), None, _artefacts(runtime, kind)))
                 continue
         else:
             value = returned
         effective, described = _effective(runtime), _describe(runtime, kind)
         again = _again(runtime, model, feeds) if kind == "run" and 0 < elapsed <= repeat_under else None
         try:
-            conn.send(("ok", value, "", "", elapsed, effective, described, again))
+            conn.send(("ok", value, "", "", elapsed, effective, described, again, _artefacts(runtime, kind)))
         except Exception as exc:  # noqa: BLE001 - an output that cannot travel back (unpicklable)
             conn.send(("garbage", None, f"returned outputs that cannot be sent back: {type(exc).__name__}: "
-                       f"{exc}"[:2000], "", elapsed, {}, {}, None))
+                       f"{exc}"[:2000], "", elapsed, {}, {}, None, {}))
+
+
+def _batch(runtime, items: list) -> list:
+    """Each of ``items`` ((model, feeds)) run: ``(status, outputs, error)`` per item, where status is
+    ok, error (the runtime refused that item) or garbage (what came back is not outputs). A
+    ``run_many`` that fails as a whole raises, and the suite runs the items alone."""
+    many = getattr(runtime, "run_many", None)
+    if callable(many):
+        answers = list(many(items))
+        if len(answers) != len(items):
+            raise RuntimeError(f"run_many answered {len(answers)} results for {len(items)} programs")
+    else:
+        answers = []
+        for model, feeds in items:
+            try:
+                answers.append(runtime.run(model, feeds))
+            except Exception as exc:  # noqa: BLE001 - one item's refusal is that item's answer
+                answers.append(exc)
+    _flush()
+    results: list[tuple[str, list | None, str]] = []
+    for answer in answers:
+        if isinstance(answer, Exception):
+            results.append(("error", None, f"{type(answer).__name__}: {answer}"[:4000]))
+            continue
+        try:
+            results.append(("ok", _as_arrays(answer), ""))
+        except Exception as exc:  # noqa: BLE001 - not outputs: the runtime's fault, for this item
+            results.append(("garbage", None, f"returned {_kind_of(answer)}, which is not a list of arrays: "
+                                             f"{type(exc).__name__}: {exc}"[:2000]))
+    return results
 
 
 def _again(runtime, model, feeds):
@@ -105,6 +149,26 @@ def _again(runtime, model, feeds):
     except Exception as exc:  # noqa: BLE001 - the second call's fate is reported, not raised
         _flush()
         return f"the second run failed: {type(exc).__name__}: {exc}"[:300]
+
+
+#: the most bytes of converted artefacts one call sends back (a larger one is named, not kept)
+ARTEFACTS_KEPT = 64 << 20
+
+
+def _artefacts(runtime, kind: str) -> dict:
+    """What the runtime's last call converted the program into (``artefacts()``, optional: e.g. an
+    MNN model or IREE's imported MLIR), as {file name: bytes}; the suite keeps it beside the program."""
+    method = getattr(runtime, "artefacts", None)
+    if kind != "run" or not callable(method):
+        return {}
+    try:
+        found = {str(name)[:100]: bytes(data) for name, data in dict(method()).items()}
+    except Exception as exc:  # noqa: BLE001 - a broken report costs the artefact, not the verdict
+        return {"artefacts-error.txt": f"artefacts() failed: {type(exc).__name__}: {exc}"[:300].encode()}
+    if sum(len(d) for d in found.values()) > ARTEFACTS_KEPT:
+        return {"artefacts-too-large.txt": (f"{sorted(found)}: {sum(len(d) for d in found.values())} bytes, more "
+                                            f"than {ARTEFACTS_KEPT} kept").encode()}
+    return found
 
 
 def _kind_of(value) -> str:

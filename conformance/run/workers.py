@@ -39,6 +39,7 @@ from conformance.run.processes import (
     _CTX,
     BUILD_TIMEOUT,
     ORACLE,
+    RUNTIME_KINDS,
     _kill_group,
     _Reaper,
     _total_memory,
@@ -62,14 +63,14 @@ POLL_S = 0.25          # how often memory is read while jobs run
 @dataclass
 class Job:
     key: object                 # caller's handle, returned with the outcome
-    kind: str                   # "run" / "probe" (a runtime on a program) or "call" (a function)
+    kind: str                   # "run" / "probe" (a runtime on a program), "batch" (on several) or "call"
     payload: tuple
     timeout: float
 
     @property
     def binding(self):
         """The worker this job may run in: its runtime's ref, or the oracle's."""
-        return self.payload[0] if self.kind in ("run", "probe") else ORACLE
+        return self.payload[0] if self.kind in RUNTIME_KINDS else ORACLE
 
 
 @dataclass
@@ -84,6 +85,8 @@ class Outcome:
     describe: dict = field(default_factory=dict)   # probe: the runtime's describe()
     output: str = ""            # what the worker printed (stdout and stderr, native code's included) meanwhile
     again: object = None        # run with a repeat: the second call's outputs (a list), or why there are none (str)
+    batched: int = 0            # an outcome taken from a batch's answer: the batch's size
+    artefacts: dict = field(default_factory=dict)  # run: what the runtime converted the program into {name: bytes}
 
 
 class _Worker:
@@ -118,7 +121,7 @@ class _Worker:
         self.job = job
         # building a runtime (its imports) may take a while on a busy machine: it gets its own,
         # generous limit; the job's timeout starts when the worker says the call has started
-        self.deadline = time.monotonic() + job.timeout + (BUILD_TIMEOUT if job.kind in ("run", "probe") else 0)
+        self.deadline = time.monotonic() + job.timeout + (BUILD_TIMEOUT if job.kind in RUNTIME_KINDS else 0)
         self.conn.send((job.kind, job.payload))
 
     def kill(self) -> None:
@@ -165,16 +168,22 @@ class Pool:
         self._idle_budget = (_total_memory() or 8 << 30) // IDLE_SHARE
 
     def submit(self, job: Job) -> None:
+        """Queue a job; may be called while :meth:`outcomes` is being iterated (a batched pair run
+        again alone), and it is then run before that iteration ends."""
         self._queue.append(job)
 
     # which job runs next, and where ---------------------------------------------------------------
     def _fill(self, source) -> object:
-        """Pull from ``source`` while the look-ahead has room; returns the source or None when spent."""
+        """Pull from ``source`` while the look-ahead has room, starting each job at once where a
+        worker is free, so that the caller's preparation of the next jobs (translation, a batch
+        filling up) overlaps the workers' calls; returns the source or None when spent."""
         while source is not None and len(self._queue) < self.lookahead:
             job = next(source, None)
             if job is None:
                 return None
             self._queue.append(job)
+            if len(self._busy) < self.jobs:
+                self._start_next()
         return source
 
     def _pick(self):
@@ -254,7 +263,7 @@ class Pool:
             for w in list(self._busy):
                 if w.conn in ready:
                     try:
-                        status, value, error, detail, elapsed, effective, describe, again = w.conn.recv()
+                        status, value, error, detail, elapsed, effective, describe, again, made = w.conn.recv()
                     except Exception:  # noqa: BLE001 - EOF, or an answer that does not unpickle
                         yield self._replace(w, "crash", self._crash_text(w))
                         continue
@@ -263,8 +272,10 @@ class Pool:
                         continue
                     job = w.job
                     self._finish(w)
+                    while self._start_next():  # the next job runs while the caller handles this outcome
+                        pass
                     yield Outcome(job.key, status, value, error, detail, elapsed, effective, describe, w.output(),
-                                  again)
+                                  again, artefacts=made)
                 elif w.proc.sentinel in ready or not w.proc.is_alive():
                     yield self._replace(w, "crash", self._crash_text(w))
                 elif time.monotonic() >= w.deadline:

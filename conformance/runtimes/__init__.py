@@ -37,9 +37,15 @@ BUILTIN = {
     "conformance.runtimes.openvino": ("openvino",),
     "conformance.runtimes.reference": ("onnx-reference",),
     "conformance.runtimes.openvino_ir": ("openvino",),
+    "conformance.runtimes.openvino_memory": ("openvino",),
     "conformance.runtimes.directml": ("directml-interpreter", "onnxruntime-dml"),
     "conformance.runtimes.torch": ("torch",),
     "conformance.runtimes.webnn": ("webnn",),
+    # the engines (the `engines` extra, `nox -s conformance-all`; docs/engines.md)
+    "conformance.runtimes.tract": ("tract",),
+    "conformance.runtimes.mnn": ("mnn",),
+    "conformance.runtimes.iree": ("iree",),
+    "conformance.runtimes.tvm": ("tvm",),
 }
 
 
@@ -82,7 +88,8 @@ def plugin_targets(path: str, specs_by_format: dict) -> list[Target]:
     return [Target(str(obj.name), str(getattr(obj, "version", "") or ""), str(getattr(obj, "device", "default")),
                    str(getattr(obj, "config", "default")), spec, ref, format=fmt, plugin=True,
                    description=str(getattr(obj, "description", "") or "runtime plugin"),
-                   family=str(getattr(obj, "family", "") or ""))
+                   family=str(getattr(obj, "family", "") or ""),
+                   batch=int(getattr(obj, "batch", 0) or 0) if callable(getattr(obj, "run_many", None)) else 0)
             for spec in specs_by_format[fmt]]
 
 

@@ -84,6 +84,9 @@ class Target:
     #: what the runtime printed (stdout and stderr, native code's included) while it was imported and
     #: built to find its targets; in run.json, never on the terminal
     load_output: str = field(default="", compare=False)
+    #: the most programs one worker call may take (the runtime's ``run_many``: WebNN replays many
+    #: documents in one page round trip); 0: one at a time. ``--no-batch`` turns it off.
+    batch: int = field(default=0, compare=False)
 
     @property
     def runtime_family(self) -> str:
@@ -111,5 +114,16 @@ class Target:
                 **({"load_output": self.load_output} if self.load_output else {})}
 
 
+#: the steps of a runtime that converts or compiles a program before it runs it (RuntimeRejected.stage)
+STAGES = ("converter", "compiler", "runtime")
+
+
 class RuntimeRejected(Exception):
-    """The runtime refused the program (raised by adapters for a clean refusal)."""
+    """The runtime refused the program (raised by adapters for a clean refusal). ``stage``: which of
+    :data:`STAGES` refused, for a runtime with several; the record's ``effective.stage`` says it."""
+
+    def __init__(self, message: str = "", stage: str = ""):
+        super().__init__(message)
+        if stage and stage not in STAGES:
+            raise ValueError(f"stage {stage!r} is none of {STAGES}")
+        self.stage = stage

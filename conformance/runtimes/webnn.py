@@ -11,8 +11,9 @@ reason, never a failed run.
 repository's ``conformance/specs/webnn/replay.html``, served at ``http://localhost/`` through
 ``page.route`` (WebNN needs a secure context; no server, no network). A call sends the document as
 text in one ``page.evaluate`` round trip; the page builds the graph, dispatches it, reads the
-outputs back and answers with them (base64) and its build/compute times. ``run_batch`` sends many
-documents in one round trip (the benchmark and by-hand replays use it).
+outputs back and answers with them (base64) and its build/compute times. ``run_many`` sends many
+documents in one round trip: the target takes batches of ``BATCH`` pairs (conformance/run/engine.py
+runs a pair that is not ``pass`` in a batch again alone).
 
 **What a call may cost.** The page catches WebNN's own exceptions (a refusal: ``RuntimeRejected``
 naming the case's file:line, the stage and the browser's message, and the document's own
@@ -41,6 +42,8 @@ ORIGIN = "http://localhost"
 PAGE = ORIGIN + "/replay.html"
 #: the worker's exit status when the browser failed under a call (a crash verdict)
 BROWSER_DIED = 70
+#: documents per page round trip (the suite's batches for a WebNN target: Target.batch)
+BATCH = 32
 DESCRIPTION = ("WebNN graph documents replayed in {browser} through Playwright "
                "(conformance/specs/webnn/replay.html served at http://localhost)")
 
@@ -140,6 +143,12 @@ class WebNN:
 
     # -- batches ----------------------------------------------------------------------------------
 
+    def run_many(self, items: list) -> list:
+        """The runtime contract's optional batch call: ``(model, feeds)`` items in one round trip."""
+        if any(feeds for _, feeds in items):
+            raise RuntimeRejected("a WebNN document carries its inputs; unexpected feeds")
+        return self.run_batch([model for model, _ in items])
+
     def run_batch(self, models: list) -> list:
         """Replay several documents in one round trip: each answer is the outputs (a list of
         arrays), or raised as RuntimeRejected for a single document."""
@@ -234,7 +243,7 @@ def targets(specs_by_format: dict):
                   ("context_options", json.dumps(context.get("options", {}))),
                   ("version", name), ("facts", json.dumps(facts)))
         ref = RuntimeRef("conformance.runtimes.webnn:WebNN", kwargs=kwargs)
-        found += [Target("webnn", name, label, "default", spec, ref, format="webnn",
+        found += [Target("webnn", name, label, "default", spec, ref, format="webnn", batch=BATCH,
                          description=DESCRIPTION.format(browser=f"{name} ({browser.how}: {browser.path})"))
                   for spec in specs]
         if not reads_device:

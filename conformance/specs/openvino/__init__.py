@@ -86,7 +86,7 @@ class OpenVINOSpec:
         if "layout" in case.attributes and case.layout not in (0, 1):
             return (f"layout is an ONNX-only attribute and {op} has a fixed batch-major layout, so "
                     f"layout={case.attributes['layout']!r} cannot be written")
-        reason = _peephole_reason(op, case) or _bias_reason(op, case)
+        reason = self.peephole_reason(op, case) or _bias_reason(op, case)
         if reason:
             return reason
         if int(case.attributes.get("input_forget", 0)) != 0 and op != "LSTMCell-1":
@@ -113,9 +113,15 @@ class OpenVINOSpec:
                     f"{list(names[n:])!r} cannot be written (the IR would erase the case's violation)")
         return None
 
+    def peephole_reason(self, op: str, case: Case) -> str | None:
+        """Why a non-zero P cannot be written for ``op`` (in IR, for no op), or None."""
+        return _peephole_reason(op, case)
+
     # -- translation -----------------------------------------------------------------------------
 
-    def translate(self, case: Case) -> Program | NotExpressible:
+    def _start(self, case: Case) -> tuple[str, list[str], Program | None] | NotExpressible:
+        """What every OpenVINO translation starts with: the op, its first notes, and the refusal
+        where an input the op requires is missing."""
         reason = self.expressible(case)
         if reason:
             return NotExpressible(self.name, reason)
@@ -129,9 +135,17 @@ class OpenVINOSpec:
             notes.append("RNNCell's spec page is RNNCell-3 and the opset1 list omits it, but the op is "
                          "v0::RNNCell, registered in OpenVINO's opset1 table and written version=\"opset1\"")
         missing = [n for n in ("X", "W", "R") if n not in case.tensors]
-        if missing:
-            return _refused(self.name, op, f"{op} requires input {missing[0]} (spec: Required); no "
-                            f"{op} can be built without it", notes)
+        refused = _refused(self.name, op, f"{op} requires input {missing[0]} (spec: Required); no {op} can be "
+                           f"built without it", notes, self.format) if missing else None
+        return op, notes, refused
+
+    def translate(self, case: Case) -> Program | NotExpressible:
+        started = self._start(case)
+        if isinstance(started, NotExpressible):
+            return started
+        op, notes, refused = started
+        if refused is not None:
+            return refused
         try:
             inputs = _inputs(op, case, notes)
             attrs = _attributes(op, case, notes)
@@ -154,3 +168,8 @@ class OpenVINOSpec:
 
 
 SPECS = {f"openvino-opset{v}": OpenVINOSpec(v) for v in OPSETS}
+
+# the same ops built in memory (no IR file): a spec each, since the carrier changes what can be said
+from conformance.specs.openvino.memory import SPECS as _IN_MEMORY  # noqa: E402 - it builds on OpenVINOSpec
+
+SPECS.update(_IN_MEMORY)

@@ -26,8 +26,8 @@ class BuildError(Exception):
     """OpenVINO's builders (or serializer) refused the op: the spec's own validation speaking."""
 
 
-def _refused(spec: str, op: str, message: str, notes: list) -> Program:
-    return Program(spec=spec, format="openvino-ir", model=b"", feeds={}, outputs=[], notes=list(notes),
+def _refused(spec: str, op: str, message: str, notes: list, format: str = "openvino-ir") -> Program:
+    return Program(spec=spec, format=format, model=b"", feeds={}, outputs=[], notes=list(notes),
                    extra={"build_error": f"OpenVINO refused to build {op}: {message}", "op": op})
 
 
@@ -84,37 +84,11 @@ def _shared_half(values: list) -> list:
 def _build(op: str, case: Case, inputs: dict, attrs: dict):
     """The ov.Model of one op, serialized: (xml bytes, bin bytes, outputs, transforms)."""
     import openvino as ov
-    from openvino.exceptions import OVError
-
-    element = _element_type(ov, case.dtype)
-    params = {}
-    for name, arr in inputs["feeds"].items():
-        et = ov.Type.i32 if name == "sequence_lens" else element
-        p = ov.opset1.parameter(list(arr.shape), et, name=FEED_NAMES[name])
-        p.output(0).get_tensor().set_names({FEED_NAMES[name]})
-        params[name] = p
-    try:
-        w, r, b = (_constant(ov, inputs[k], case.dtype) for k in ("W", "R", "B"))
-        node = _make_op(ov, op, params, w, r, b, attrs)
-    except (RuntimeError, TypeError, ValueError, OVError) as exc:  # OpenVINO's validation or bindings
-        raise BuildError(f"{type(exc).__name__}: {_first_line(exc)}") from None
 
     wanted = case.outputs or OUTPUTS[case.op]
-    names = CELL_OUTPUTS if case.form == "cell" else SEQUENCE_OUTPUTS
-    ports = {"Y": 0, "Ho": 1 if case.form == "sequence" else 0, "Co": 2 if case.form == "sequence" else 1}
-    for ov_name, port in ports.items():
-        if port < node.get_output_size():
-            node.output(port).get_tensor().set_names({ov_name})
-    results, outputs = [], []
-    for canonical in OUTPUTS[case.op]:
-        if canonical not in wanted:
-            continue
-        ov_name = names[canonical]
-        res = ov.opset1.result(node.output(ports[ov_name]))
-        res.set_friendly_name(canonical)
-        results.append(res)
-        outputs.append((ov_name, canonical))
-    model = ov.Model(results, list(params.values()), case.id)
+    constants = {k: inputs[k] for k in ("W", "R", "B")}
+    model, outputs = build_model(op, case.op, case.form, case.dtype, wanted, inputs["feeds"], constants, attrs,
+                                 case.id)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "model.xml"
@@ -125,7 +99,50 @@ def _build(op: str, case: Case, inputs: dict, attrs: dict):
     return xml, weights, outputs, _transforms(case, wanted)
 
 
-def _make_op(ov, op: str, params: dict, w, r, b, attrs: dict):
+def build_model(op: str, case_op: str, form: str, dtype: str, wanted, feeds: dict, constants: dict, attrs: dict,
+                name: str, native: bool = False):
+    """The ov.Model holding one ``op`` (OpenVINO's op name, ``LSTMCell-1``), and its outputs
+    [(OpenVINO output name, canonical name)]: the ``feeds`` (by canonical name) as Parameters of their
+    own shapes, ``constants`` (W, R, B and, for LSTMCell-1 only, P) as Constants (``native``: see
+    :func:`_make_op`). Raises :class:`BuildError` with OpenVINO's own message where its builders
+    refuse the op."""
+    import openvino as ov
+    from openvino.exceptions import OVError
+
+    element = _element_type(ov, dtype)
+    params = {}
+    for feed, arr in feeds.items():
+        et = ov.Type.i32 if feed == "sequence_lens" else element
+        p = ov.opset1.parameter(list(arr.shape), et, name=FEED_NAMES[feed])
+        p.output(0).get_tensor().set_names({FEED_NAMES[feed]})
+        params[feed] = p
+    try:
+        w, r, b = (_constant(ov, constants[k], dtype) for k in ("W", "R", "B"))
+        p = _constant(ov, constants["P"], dtype) if "P" in constants else None
+        node = _make_op(ov, op, params, w, r, b, attrs, p, native)
+    except (RuntimeError, TypeError, ValueError, OVError) as exc:  # OpenVINO's validation or bindings
+        raise BuildError(f"{type(exc).__name__}: {_first_line(exc)}") from None
+
+    names = CELL_OUTPUTS if form == "cell" else SEQUENCE_OUTPUTS
+    ports = {"Y": 0, "Ho": 1 if form == "sequence" else 0, "Co": 2 if form == "sequence" else 1}
+    for ov_name, port in ports.items():
+        if port < node.get_output_size():
+            node.output(port).get_tensor().set_names({ov_name})
+    results, outputs = [], []
+    for canonical in OUTPUTS[case_op]:
+        if canonical not in wanted:
+            continue
+        ov_name = names[canonical]
+        res = ov.opset1.result(node.output(ports[ov_name]))
+        res.set_friendly_name(canonical)
+        results.append(res)
+        outputs.append((ov_name, canonical))
+    return ov.Model(results, list(params.values()), name), outputs
+
+
+def _make_op(ov, op: str, params: dict, w, r, b, attrs: dict, p=None, native: bool = False):
+    """The op from OpenVINO's builders. ``native``: LSTMSequence-1 from opset1's own table (in
+    memory), not built as LSTMSequence-5 (for the IR, which is then relabelled opset1)."""
     x, h0 = params["X"], params["initial_h"]
     common = {"activations": attrs["activations"], "activations_alpha": attrs["activations_alpha"],
               "activations_beta": attrs["activations_beta"], "clip": attrs["clip"]}
@@ -136,7 +153,7 @@ def _make_op(ov, op: str, params: dict, w, r, b, attrs: dict):
     if op == "GRUSequence-5":
         return ov.opset5.gru_sequence(x, h0, params["sequence_lens"], w, r, b, hidden, attrs["direction"],
                                       linear_before_reset=attrs["linear_before_reset"], **common)
-    if op in ("LSTMSequence-5", "LSTMSequence-1"):
+    if op == "LSTMSequence-5" or (op == "LSTMSequence-1" and not native):
         return ov.opset5.lstm_sequence(x, h0, params["initial_c"], params["sequence_lens"], w, r, b, hidden,
                                        attrs["direction"], **common)
     if op == "RNNCell-3":
@@ -149,10 +166,17 @@ def _make_op(ov, op: str, params: dict, w, r, b, attrs: dict):
     if op == "LSTMCell-1":
         # ov.opset1.lstm_cell fixes input_forget to false; the node factory sets every attribute.
         from openvino.utils.node_factory import NodeFactory
-        args = [p.output(0) for p in (x, h0, params["initial_c"])] + [c.output(0) for c in (w, r, b)]
+        # P (input 6, peepholes f,i,o) is given only in memory: the IR serializer drops it
+        args = [n.output(0) for n in (x, h0, params["initial_c"])] + [c.output(0) for c in (w, r, b)]
+        args += [p.output(0)] if p is not None else []
         return NodeFactory("opset1").create("LSTMCell", args, {
             "hidden_size": hidden, **common, "input_forget": attrs["input_forget"],
             "weights_format": attrs["weights_format"]})
+    if op == "LSTMSequence-1":  # native: asked of opset1's table, as a user building the model would
+        from openvino.utils.node_factory import NodeFactory
+        args = [n.output(0) for n in (x, h0, params["initial_c"], params["sequence_lens"])]
+        return NodeFactory("opset1").create("LSTMSequence", args + [c.output(0) for c in (w, r, b)], {
+            "hidden_size": hidden, "direction": attrs["direction"], **common})
     raise ValueError(f"no OpenVINO builder for {op!r}")
 
 

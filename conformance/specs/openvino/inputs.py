@@ -13,8 +13,9 @@ from conformance.case.vocabulary import (
 from conformance.specs.openvino.vocabulary import B_OPTIONAL, FEED_NAMES, LSTM_ONNX_TO_OPENVINO
 
 
-def _inputs(op: str, case: Case, notes: list) -> dict:
-    """OpenVINO's tensors: ``feeds`` (Parameters, by canonical name) and ``W``, ``R``, ``B``."""
+def _inputs(op: str, case: Case, notes: list, peepholes: bool = False) -> dict:
+    """OpenVINO's tensors: ``feeds`` (Parameters, by canonical name) and ``W``, ``R``, ``B``; with
+    ``peepholes`` (a model built in memory), LSTMCell-1's ``P`` too, in its f,i,o order."""
     cell = case.form == "cell"
     dt = _numpy_dtype(case)
     s, b = case.shape["seq_length"], case.shape["batch_size"]
@@ -56,6 +57,11 @@ def _inputs(op: str, case: Case, notes: list) -> dict:
         notes.append("LSTM gates reordered from ONNX i,o,f,c to OpenVINO f,i,c,o in W, R and B")
     if cell:
         w, r, bias = (t[0] if t.ndim >= 2 and t.shape[0] == 1 else t for t in (w, r, bias))
+    if "P" in case.tensors and peepholes and op == "LSTMCell-1":
+        p = reorder_peepholes(case.tensors["P"])
+        notes.append("P reordered from ONNX i,o,f to v0::LSTMCell's f,i,o (its weights_format fico; OpenVINO's "
+                     "ONNX frontend converts P the same way) and given as input 6")
+        return {"feeds": feeds, "W": w, "R": r, "B": bias, "P": p[0] if p.ndim == 2 and p.shape[0] == 1 else p}
     if "P" in case.tensors:
         notes.append(f"P is all zeros: not written ({op} has no peephole input in IR; zero peepholes add "
                      f"nothing)")
@@ -75,6 +81,14 @@ def reorder_lstm_gates(arr: np.ndarray, axis: int) -> np.ndarray:
         return arr  # a malformed tensor (an invalid case) goes through as given
     blocks = np.split(arr, 4, axis=axis)
     return np.ascontiguousarray(np.concatenate([blocks[i] for i in LSTM_ONNX_TO_OPENVINO], axis=axis))
+
+
+def reorder_peepholes(arr: np.ndarray) -> np.ndarray:
+    """ONNX P's i,o,f blocks (last axis) in v0::LSTMCell's order f,i,o."""
+    if arr.ndim < 1 or arr.shape[-1] % 3 != 0:
+        return arr  # a malformed tensor (an invalid case) goes through as given
+    i, o, f = np.split(arr, 3, axis=-1)
+    return np.ascontiguousarray(np.concatenate([f, i, o], axis=-1))
 
 
 def fold_bias(bias: np.ndarray, case: Case, notes: list) -> np.ndarray:

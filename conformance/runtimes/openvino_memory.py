@@ -1,0 +1,71 @@
+"""OpenVINO in memory: the native op built with OpenVINO's Python builders in this worker and
+compiled directly, per device and configuration (no IR file in between).
+
+``run`` receives the path of the recipe ``.json`` (``conformance.specs.openvino.memory``); the
+Constants are in the ``.npz`` beside it and the Parameters take the fed arrays' shapes. A builder's
+refusal is the runtime's, and says so ("OpenVINO's builders refused ..."); the configurations are
+the ONNX-frontend adapter's (``default``, ``precision=pinned``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from conformance.runtimes.base import RuntimeRejected
+from conformance.runtimes.openvino import CONFIGS, Adapter, devices, version
+from conformance.specs.openvino.vocabulary import BUILD_ERROR_SUFFIX, FEED_NAMES
+
+FORMAT = "openvino-model"
+#: the fed names (OpenVINO's) back to the canonical ones the builders take
+CANONICAL_FEEDS = {v: k for k, v in FEED_NAMES.items()}
+
+
+class OpenVINOMemory(Adapter):
+    name = "openvino"
+    format = FORMAT
+    description = "OpenVINO: the op built with its Python builders and compiled in memory (no IR)"
+
+    def run(self, model: str, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        self._current = None  # a refusal below runs nothing: effective() reports nothing
+        path = Path(model)
+        if path.name.endswith(BUILD_ERROR_SUFFIX):
+            raise RuntimeRejected(path.read_text().strip())
+        if path.suffix != ".json":
+            raise RuntimeRejected(f"{model!r} is not an in-memory OpenVINO recipe (.json)")
+        key = (str(path), path.stat().st_size, path.stat().st_mtime_ns)
+        return self.infer(key, lambda: build(path, feeds), feeds)
+
+
+def build(path: Path, feeds: dict[str, np.ndarray]):
+    """The ov.Model of the recipe at ``path``, its Parameters shaped as ``feeds``."""
+    from conformance.specs.openvino.build import BuildError, build_model
+    from conformance.specs.openvino.memory import load_constants
+    recipe = json.loads(path.read_text())
+    constants = load_constants(path.with_name(recipe["constants"]), recipe["dtype"])
+    canonical = {CANONICAL_FEEDS.get(name, name): arr for name, arr in feeds.items()}
+    try:
+        model, _ = build_model(recipe["op"], recipe["case_op"], recipe["form"], recipe["dtype"], recipe["wanted"],
+                               canonical, constants, recipe["attrs"], recipe["name"], native=True)
+    except BuildError as exc:
+        raise RuntimeRejected(f"OpenVINO's builders refused {recipe['op']}: {exc}") from None
+    return model
+
+
+def targets(specs_by_format: dict):
+    """Per device and configuration, for every spec whose programs are built in memory."""
+    from conformance.runtimes.base import RuntimeRef, Target
+    specs = specs_by_format.get(FORMAT, [])
+    if not specs:
+        return [], []
+    found = []
+    for device in devices():
+        for config in CONFIGS:
+            ref = RuntimeRef("conformance.runtimes.openvino_memory:OpenVINOMemory",
+                             (("device", device), ("config", config)))
+            found += [Target("openvino", version(), device, config, spec, ref, format=FORMAT,
+                             description=OpenVINOMemory.description) for spec in specs]
+    gaps = [] if found else [("openvino", "no CPU, GPU or NPU device available to compile in memory")]
+    return found, gaps
