@@ -6,7 +6,7 @@ directml). Where a spec is ambiguous it returns one reading per distinct result;
 it marks the affected output elements unspecified. See README.md.
 """
 
-from .api import ORACLE_VERSION, computed_in, evaluate, evaluate_mp
+from .api import ORACLE_VERSION, cached, computed_in, evaluate, evaluate_mp
 from .errors import OracleError
 from .profiles import PROFILES, Choice, Point, Profile
 from .result import Expected, OracleResult, Reading
@@ -22,6 +22,7 @@ __all__ = [
     "Profile",
     "Reading",
     "computed_in",
+    "cached",
     "evaluate",
     "evaluate_mp",
 ]

@@ -40,6 +40,35 @@ def _check_precisions(prec, check_prec) -> tuple[int, int]:
     return prec, check_prec
 
 
+def _lookup(op, attributes, tensors, profile, prec, check_prec, cache: bool, method: str):
+    """(semantics, the fast path's problem or None, the cache key or None, the cached result or
+    None): everything evaluate() does before it computes."""
+    if method not in ("auto", "fast", "mpmath"):
+        raise OracleError(f"method={method!r} should be 'auto', 'fast' or 'mpmath'.")
+    semantics = get_profile(profile)
+    problem = None
+    if method != "mpmath":
+        problem = build_problem(op, attributes, tensors, semantics, exact=False)
+        if (method == "auto" and fast.macs(problem) < fast.FAST_MIN_MACS) or fast.ineligible(problem, semantics):
+            problem = None
+    version = ORACLE_VERSION if problem is None else f"{ORACLE_VERSION}+{fast.fingerprint()}"
+    cache_key, hit = None, None
+    if cache:
+        cache_key = disk.key(version, op, attributes, tensors, profile, prec, check_prec)
+        hit = disk.load(cache_key)
+        if hit is not None and hit.oracle_version != ORACLE_VERSION:
+            hit = None
+    return semantics, problem, cache_key, hit
+
+
+def cached(op: str, attributes: dict, tensors: dict, profile: str = "onnx", prec: int = DEFAULT_PREC,
+           check_prec: int | None = None, method: str = "auto") -> OracleResult | None:
+    """evaluate()'s result where its disk cache already holds it, else None (nothing is computed:
+    the suite's main process looks here before it sends the oracle a job)."""
+    prec, check_prec = _check_precisions(prec, check_prec)
+    return _lookup(op, attributes, tensors, profile, prec, check_prec, True, method)[3]
+
+
 def evaluate(op: str, attributes: dict, tensors: dict, profile: str = "onnx",
              prec: int = DEFAULT_PREC, check_prec: int | None = None,
              cache: bool = True, method: str = "auto") -> OracleResult:
@@ -58,21 +87,9 @@ def evaluate(op: str, attributes: dict, tensors: dict, profile: str = "onnx",
     multiply-adds on: the production tier; the corpus stays on mpmath).
     """
     prec, check_prec = _check_precisions(prec, check_prec)
-    if method not in ("auto", "fast", "mpmath"):
-        raise OracleError(f"method={method!r} should be 'auto', 'fast' or 'mpmath'.")
-    semantics = get_profile(profile)
-    problem = None
-    if method != "mpmath":
-        problem = build_problem(op, attributes, tensors, semantics, exact=False)
-        if (method == "auto" and fast.macs(problem) < fast.FAST_MIN_MACS) or fast.ineligible(problem, semantics):
-            problem = None
-    version = ORACLE_VERSION if problem is None else f"{ORACLE_VERSION}+{fast.fingerprint()}"
-    cache_key = None
-    if cache:
-        cache_key = disk.key(version, op, attributes, tensors, profile, prec, check_prec)
-        hit = disk.load(cache_key)
-        if hit is not None and hit.oracle_version == ORACLE_VERSION:
-            return hit
+    semantics, problem, cache_key, hit = _lookup(op, attributes, tensors, profile, prec, check_prec, cache, method)
+    if hit is not None:
+        return hit
     if problem is not None:
         def fallback(op_, attributes_, tensors_):
             return evaluate(op_, attributes_, tensors_, profile, prec, check_prec, cache=False,

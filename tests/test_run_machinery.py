@@ -161,3 +161,29 @@ def test_a_converting_runtime_keeps_its_artefact_beside_the_program_and_names_th
         text = (out / path).read_text()
         assert "GRU" in text and (out / path).parent.is_dir()
         assert any(f.name.startswith("onnx-14.") and f.suffix == ".onnx" for f in (out / path).parent.iterdir())
+
+
+def test_a_cached_oracle_result_is_read_in_the_main_process_and_changes_no_verdict(tmp_path, monkeypatch):
+    """The first run sends the oracle jobs; the second finds every result in the oracle's disk cache
+    and sends none (no worker slot taken from the runtimes), with the same verdicts."""
+    from conformance.case import load_paths
+    from conformance.run import Engine, MemoryStore, Options, Pool
+    from conformance.runtimes import plugin_targets
+    monkeypatch.setenv("CONFORMANCE_ORACLE_CACHE", str(tmp_path / "cache"))
+    cases = [c for c in load_paths([DATA / "cases"])[0] if c.valid]
+    targets = plugin_targets("tests.plugins:Batching", {"onnx": ["onnx-14"]})
+
+    class Counting(Pool):
+        def outcomes(self, source=None):
+            return super().outcomes(job for job in source if not kinds.append(job.kind))
+
+    runs = []
+    for i in range(2):
+        kinds: list = []
+        store = MemoryStore(tmp_path / f"run{i}")
+        with Counting(1) as pool:
+            Engine(cases, targets, store, Options(out_dir=tmp_path / f"run{i}")).run(pool)
+        runs.append(({r["case"]: r["verdict"] for r in store.records}, kinds))
+    (first, first_kinds), (second, second_kinds) = runs
+    assert first_kinds.count("call") == len(cases) and "call" not in second_kinds
+    assert first == second and len(first) == len(cases) and set(first.values()) == {"pass"}

@@ -152,17 +152,14 @@ class WebNN:
     def run_batch(self, models: list) -> list:
         """Replay several documents in one round trip: each answer is the outputs (a list of
         arrays), or raised as RuntimeRejected for a single document."""
-        texts, documents = [], []
-        for model in models:
-            text = Path(model).read_text() if not isinstance(model, (bytes, bytearray)) else model.decode()
-            texts.append(text)
-            documents.append(json.loads(text))
+        texts = [Path(model).read_text() if not isinstance(model, (bytes, bytearray)) else model.decode()
+                 for model in models]
         answers = self._evaluate("([texts, options]) => replayBatch(texts, options)",
                                  [texts, self.context_options])
         results: list[list[np.ndarray] | RuntimeRejected] = []
-        for document, answer in zip(documents, answers):
-            if not answer.get("ok"):
-                refusal = _refusal(document, answer)
+        for text, answer in zip(texts, answers):
+            if not answer.get("ok"):  # the document is read here only for its source and violations
+                refusal = _refusal(json.loads(text), answer)
                 if len(models) == 1:
                     raise RuntimeRejected(refusal)
                 results.append(RuntimeRejected(refusal))

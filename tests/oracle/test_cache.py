@@ -25,6 +25,19 @@ def _key(attributes, tensors, profile="onnx", prec=128, check_prec=192):
     return cache.key(oracles.ORACLE_VERSION, "GRU", attributes, tensors, profile, prec, check_prec)
 
 
+def test_cached_reads_the_cache_and_computes_nothing(private_cache):
+    attributes, tensors = _case()
+    assert oracles.cached("GRU", attributes, tensors) is None
+    assert not list(private_cache.glob("*.json"))  # a miss computes and stores nothing
+    first = oracles.evaluate("GRU", attributes, tensors)
+    hit = oracles.cached("GRU", attributes, tensors)
+    assert hit is not None and hit.from_cache and hit.to_json() == first.to_json()
+    assert oracles.cached("GRU", attributes, tensors, profile="openvino") is None  # keyed like evaluate
+    for path in private_cache.glob("*.json"):
+        path.write_text("{not json")
+    assert oracles.cached("GRU", attributes, tensors) is None  # a corrupt entry is a miss
+
+
 def test_second_call_hits_the_cache(private_cache):
     attributes, tensors = _case()
     first = oracles.evaluate("GRU", attributes, tensors)
