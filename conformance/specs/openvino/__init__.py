@@ -38,6 +38,17 @@ from conformance.specs.openvino.vocabulary import BUILD_ERROR_SUFFIX, CLAUSES, F
 from conformance.specs.program import NotExpressible, Program
 
 
+def write_refusal(name: str, program: Program, folder: Path) -> bool:
+    """A program OpenVINO refused to build, written as ``{spec}.build-error.txt`` holding the
+    refusal (the runtimes raise it as the verdict's message); False for a program that built."""
+    if "build_error" not in program.extra:
+        return False
+    path = folder / f"{name}{BUILD_ERROR_SUFFIX}"
+    path.write_text(program.extra["build_error"] + "\n")
+    program.files["model"] = str(path)
+    return True
+
+
 class OpenVINOSpec:
     family = "openvino"
     format = "openvino-ir"
@@ -63,10 +74,7 @@ class OpenVINOSpec:
         """``{spec}.xml`` + ``{spec}.bin`` (the IR bytes ov.save_model wrote at translation); for a
         program OpenVINO refused to build, ``{spec}.build-error.txt`` holding the refusal."""
         folder = Path(folder)
-        if "build_error" in program.extra:
-            path = folder / f"{self.name}{BUILD_ERROR_SUFFIX}"
-            path.write_text(program.extra["build_error"] + "\n")
-            program.files["model"] = str(path)
+        if write_refusal(self.name, program, folder):
             return
         xml, weights = folder / f"{self.name}.xml", folder / f"{self.name}.bin"
         xml.write_bytes(program.model)
@@ -173,3 +181,4 @@ SPECS = {f"openvino-opset{v}": OpenVINOSpec(v) for v in OPSETS}
 from conformance.specs.openvino.memory import SPECS as _IN_MEMORY  # noqa: E402 - it builds on OpenVINOSpec
 
 SPECS.update(_IN_MEMORY)
+

@@ -24,12 +24,11 @@ import numpy as np
 
 from conformance.case.model import Case
 from conformance.case.vocabulary import OUTPUTS
-from conformance.specs.openvino import OpenVINOSpec
+from conformance.specs.openvino import OpenVINOSpec, write_refusal
 from conformance.specs.openvino.build import _attributes, _transforms
 from conformance.specs.openvino.expressible import _peephole_reason
 from conformance.specs.openvino.inputs import _inputs
 from conformance.specs.openvino.vocabulary import (
-    BUILD_ERROR_SUFFIX,
     CELL_OUTPUTS,
     FEED_NAMES,
     OPSETS,
@@ -58,10 +57,7 @@ class OpenVINOMemorySpec(OpenVINOSpec):
         """``{spec}.json`` (the recipe) + ``{spec}.npz`` (the Constants); a refused program as
         ``{spec}.build-error.txt``, as the IR specs write it."""
         folder = Path(folder)
-        if "build_error" in program.extra:
-            path = folder / f"{self.name}{BUILD_ERROR_SUFFIX}"
-            path.write_text(program.extra["build_error"] + "\n")
-            program.files["model"] = str(path)
+        if write_refusal(self.name, program, folder):
             return
         recipe, constants = folder / f"{self.name}.json", folder / f"{self.name}.npz"
         recipe.write_bytes(program.model)
