@@ -64,6 +64,18 @@ def test_rows_are_the_feature_tables_per_op_and_columns_the_runtimes():
     assert {"direction", "bidirectional"} <= set(gru) and gru["direction"].tokens == "reverse"
 
 
+def test_a_runtimes_configurations_are_columns_of_their_own():
+    """OpenVINO's default configuration (bf16 on some CPUs) and its pinned one do not share a cell."""
+    recs = [dict(record("lstm/clip[clip=0]", ENGINE, "fail", op="LSTM", features=["clip"]),
+                 config="default", target_precision="bf16"),
+            dict(record("lstm/clip[clip=0]", ENGINE, "pass", op="LSTM", features=["clip"]),
+                 config="precision=pinned")]
+    matrix = em.build(recs)
+    assert [c.label for c in matrix["columns"]] == ["eng 2.0 precision=default→bf16", "eng 2.0 precision=pinned"]
+    clip = {row.name: row for row in dict(matrix["ops"])["LSTM"]}["clip"]
+    assert [cell.klass for cell in clip.cells] == ["all fail", "all pass"]
+
+
 def test_the_matrix_is_in_the_html_report_and_the_summary(tmp_path, browser):  # noqa: F811
     recs = _records()
     index = render(recs, {"suite": "t"}, tmp_path, clusters=None)

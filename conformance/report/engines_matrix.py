@@ -6,8 +6,9 @@ Rows are the rows of the one feature table (:data:`conformance.case.features.FEA
 belongs to a row when one of its ``features`` tokens is one of the row's tokens (a key ending in
 ``=`` is a prefix). The first row of each op, *every valid case*, takes all its valid cases; the
 last, *invalid cases*, the cases the spec forbids (``violates=...``), where a pass means the runtime
-refused the case. Columns are runtimes (their version and spec family: OpenVINO's IR and its ONNX
-frontend are two), merged across spec versions, devices and configurations. Verdicts and their
+refused the case. Columns are runtimes (their version, spec family and configuration: OpenVINO's IR
+and its ONNX frontend are two, its default configuration computing in bf16 and its pinned one are
+two), merged across spec versions and devices. Verdicts and their
 failing set, severity and colours come from :mod:`conformance.compare.verdicts`.
 """
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 
 from conformance.case.features import FEATURES
 from conformance.compare.verdicts import COLOURS, FAILING, SHORT, severity, worst
-from conformance.report.view import natural_key, spec_family
+from conformance.report.view import config_of, natural_key, spec_family
 
 #: the verdict classes, worst first: (name, what it means, the verdict whose colours it wears)
 CLASSES: tuple[tuple[str, str, str], ...] = (
@@ -59,10 +60,17 @@ class Column:
     runtime: str
     version: str
     spec_family: str
+    config: str = "default"
 
     @property
     def label(self) -> str:
-        return f"{self.runtime} {self.version}".strip()
+        return f"{self.runtime} {self.version}".strip() + ("" if self.config == "default" else f" {self.config}")
+
+
+def column_key(record: dict) -> tuple:
+    """A record's column: runtime, version, spec family, configuration label."""
+    return (str(record.get("runtime") or "?"), str(record.get("runtime_version") or record.get("version") or ""),
+            spec_family(record), config_of(record))
 
 
 @dataclass
@@ -133,11 +141,9 @@ def _rows_of(tokens) -> list[tuple[str, str]]:
 def columns_of(records: list[dict]) -> list[Column]:
     seen: dict[tuple, Column] = {}
     for r in records:
-        runtime = str(r.get("runtime") or "?")
-        version = str(r.get("runtime_version") or r.get("version") or "")
-        key = (runtime, version, spec_family(r))
-        seen.setdefault(key, Column(key, runtime, version, key[2]))
-    return sorted(seen.values(), key=lambda c: (c.runtime, natural_key(c.version), c.spec_family))
+        key = column_key(r)
+        seen.setdefault(key, Column(key, *key))
+    return sorted(seen.values(), key=lambda c: (c.runtime, natural_key(c.version), c.spec_family, c.config))
 
 
 def build(records: list[dict]) -> dict:
@@ -152,8 +158,7 @@ def build(records: list[dict]) -> dict:
     shown: dict[tuple[str, str], str] = {}
     for r in records:
         op = str(r.get("op") or "?")
-        col = index[(str(r.get("runtime") or "?"), str(r.get("runtime_version") or r.get("version") or ""),
-                     spec_family(r))]
+        col = index[column_key(r)]
         tokens = list(r["features"])
         invalid = r.get("expect") == "invalid" or any(str(t).startswith("violates=") for t in tokens)
         names = [(INVALID, "violates=*")] if invalid else [(ALL_VALID, "")] + _rows_of(tokens)
