@@ -276,9 +276,7 @@ class Engine:
         entries = self.open_batches.pop(target)
         self.batch_bytes.pop(target, None)
         if len(entries) == 1:
-            (ci, prog), = entries
-            return Job(("run", ci, target, prog), "run", (target.ref, prog.runtime_input(), prog.feeds, 0.0),
-                       self.opt.timeout)
+            return self._run_job(*entries[0], target)
         return Job(("batch", target, entries), "batch",
                    (target.ref, [(prog.runtime_input(), prog.feeds) for _, prog in entries]), 2 * self.opt.timeout)
 
@@ -288,8 +286,13 @@ class Engine:
         if case.valid:
             self.runs_left[(ci, SPECS[target.spec].semantics)] += 1
         self.alone[(ci, target)] = why
-        self.pool.submit(Job(("run", ci, target, prog), "run", (target.ref, prog.runtime_input(), prog.feeds, 0.0),
-                             self.opt.timeout))
+        self.pool.submit(self._run_job(ci, prog, target))
+
+    def _run_job(self, ci: int, prog, target, repeat: float = 0.0) -> Job:
+        """One pair's job: ``prog`` on ``target``, run a second time in the same worker when its
+        first call takes at most ``repeat`` seconds."""
+        return Job(("run", ci, target, prog), "run", (target.ref, prog.runtime_input(), prog.feeds, repeat),
+                   self.opt.timeout)
 
     def _schedule(self, ci: int, case, todo):
         programs: dict[str, Program | NotExpressible | Exception] = {}
@@ -325,8 +328,7 @@ class Engine:
                     if len(self.open_batches[t]) >= t.batch or self.batch_bytes[t] >= BATCH_BYTES:
                         yield self._batch_job(t)
                     continue
-                yield Job(("run", ci, t, prog), "run", (t.ref, prog.runtime_input(), prog.feeds, repeat),
-                          self.opt.timeout)
+                yield self._run_job(ci, prog, t, repeat)
 
     def _program_folder(self, case) -> Path:
         return Path(self.store.dir) / "programs" / _slug(f"{case.id}-{self._facts_of(case)[1][:8]}")
