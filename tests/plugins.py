@@ -184,3 +184,24 @@ class Converting:
 
     def artefacts(self):
         return self._made
+
+
+class TriesToInstall:
+    """Test double for a runtime whose dependency runs ``pip`` from inside a call (as MNN's
+    mnnconvert script does): it asks pip to download a package and returns pip's exit status and
+    the worker's PIP_NO_INDEX as its outputs."""
+
+    name = "tries-to-install"
+    format = "onnx"
+    version = "test-double"
+
+    def run(self, model: bytes, feeds):
+        import os
+        import subprocess
+        import sys
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-d", tmp, "six"],
+                                  capture_output=True, text=True, timeout=120, check=False)
+        print(done.stdout[-500:], done.stderr[-500:])
+        return [np.array(done.returncode), np.array(os.environ.get("PIP_NO_INDEX") == "1")]

@@ -187,3 +187,15 @@ def test_a_cached_oracle_result_is_read_in_the_main_process_and_changes_no_verdi
     (first, first_kinds), (second, second_kinds) = runs
     assert first_kinds.count("call") == len(cases) and "call" not in second_kinds
     assert first == second and len(first) == len(cases) and set(first.values()) == {"pass"}
+
+
+def test_a_runtime_cannot_install_packages_from_its_worker(tmp_path):
+    """A dependency's tool that runs pip inside a call finds no package index in the worker."""
+    out = tmp_path / "out"
+    conformance("run", DATA / "cases", "-k", "small and forward", "--spec", "onnx-14", "--runtime",
+                "tries-to-install", "--runtime-plugin", "tests.plugins:TriesToInstall", "--out", out, "-q",
+                "--artifacts", "full", "--no-ablation")
+    (record,) = read_results(out / "results.jsonl")
+    assert record["verdict"] == "fail"  # its outputs are pip's status, not the GRU's
+    assert "no matching distribution" in record["runtime_output"].lower() or \
+        "could not find" in record["runtime_output"].lower(), record["runtime_output"]

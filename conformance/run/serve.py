@@ -37,11 +37,19 @@ def _capture(log: str | None) -> None:
     os.close(fd)
 
 
+#: the environment of every worker: package installers find no package index (a dependency's tool
+#: that runs ``pip install`` from inside a runtime, as MNN's mnnconvert script does, fails instead of
+#: changing the environment the next pairs run in; docs/isolation.md)
+NO_INSTALL = {"PIP_NO_INDEX": "1", "PIP_NO_INPUT": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "UV_OFFLINE": "1",
+              "UV_NO_INDEX": "1"}
+
+
 def _serve(conn, binding, log: str | None = None) -> None:
     """Worker loop: receive (kind, payload), answer (status, value, error, detail, elapsed,
     effective, describe). Only jobs of this worker's binding are accepted."""
     _own_group()
     _capture(log)
+    os.environ.update(NO_INSTALL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     runtime = None
     while True:
