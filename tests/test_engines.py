@@ -176,8 +176,9 @@ def test_mnn_runs_a_case_keeps_the_converted_model_and_a_converter_refusal_names
 @needs_mnn
 def test_mnn_on_a_few_families_is_green_with_its_expectations_writes_artefacts_and_leaves_packages_alone(tmp_path):
     """The converter runs in the worker through its library entry point, never the mnnconvert
-    script (whose wrapper runs pip install): the installed packages are the same afterwards."""
-    before = _packages()
+    script (whose wrapper runs pip install): the installed packages are the same afterwards, and
+    the converter's scratch file lands in its temporary folder, not the working directory."""
+    before, files = _packages(), sorted(p.name for p in ROOT.iterdir())
     out = tmp_path / "out"
     conformance("run", ROOT / "cases" / "rnn" / "basic.yaml", ROOT / "cases" / "lstm" / "peephole_output_gate.yaml",
                 ROOT / "cases" / "gru" / "linear_before_reset.yaml", "--runtime", "mnn", "--spec", "onnx-14",
@@ -192,6 +193,7 @@ def test_mnn_on_a_few_families_is_green_with_its_expectations_writes_artefacts_a
     assert all(len(r["artefacts"]) == 1 and (out / r["artefacts"][0]).stat().st_size > 0 for r in ran)
     assert all(r["artefacts"][0].endswith(".mnn") for r in ran)
     assert _packages() == before
+    assert sorted(p.name for p in ROOT.iterdir()) == files  # no .__convert_external_data.bin here
 
 
 # -- Apache TVM -----------------------------------------------------------------------------------

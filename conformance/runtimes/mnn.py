@@ -100,7 +100,7 @@ def convert(source: Path, converted: Path) -> None:
     args = ["mnnconvert", "-f", "ONNX", "--modelFile", str(source), "--MNNModel", str(converted),
             "--bizCode", "rnn-conformance"]
     try:
-        done, printed = _printed(lambda: _tools.mnnconvert(args))
+        done, printed = _printed(lambda: _in_folder(source.parent, lambda: _tools.mnnconvert(args)))
     except Exception as exc:  # noqa: BLE001 - the converter's own refusal
         raise RuntimeRejected(f"MNN converter: {type(exc).__name__}: {exc}", stage="converter") from None
     if not done or not converted.exists() or converted.stat().st_size == 0:
@@ -112,6 +112,18 @@ def convert(source: Path, converted: Path) -> None:
 #: what the converter's lines naming a refusal contain ("MNN LSTM not support 8th input (peepholes)",
 #: "MNN LSTM Don't support activation: Elu", "These Op Not Support: ONNX::LSTM")
 REFUSALS = ("not support", "Not Support", "Don't support", "Can't ")
+
+
+def _in_folder(folder: Path, call):
+    """``call()`` with ``folder`` as the working directory: the converter writes a scratch file
+    (``.__convert_external_data.bin``) into the working directory, which is the user's otherwise."""
+    import os
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        return call()
+    finally:
+        os.chdir(before)
 
 
 def _printed(call):
