@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import platform
+from pathlib import Path
 
 import numpy as np
 
@@ -85,6 +86,19 @@ class Adapter:
         if found["precision"] == "bf16" and self.device == "CPU" and platform.machine().lower() in X86:
             found["accumulation"] = "float32"  # see X86_BF16_ACCUMULATION
         return found
+
+    def program(self, model: str, suffix: str, what: str) -> Path:
+        """The written program's main file; a program OpenVINO refused to build (its
+        ``.build-error.txt``: OpenVINO's own op validation refused the case) raises that refusal."""
+        from conformance.runtimes.base import RuntimeRejected
+        from conformance.specs.openvino.vocabulary import BUILD_ERROR_SUFFIX
+        self._current = None  # a refusal runs nothing: effective() reports nothing
+        path = Path(model)
+        if path.name.endswith(BUILD_ERROR_SUFFIX):
+            raise RuntimeRejected(path.read_text().strip())
+        if path.suffix != suffix:
+            raise RuntimeRejected(f"{model!r} is not {what}")
+        return path
 
     def describe(self) -> dict:
         found = {}

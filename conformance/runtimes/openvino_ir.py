@@ -7,8 +7,6 @@ adapter (``conformance.runtimes.openvino``): ``default`` and ``precision=pinned`
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from conformance.runtimes.base import RuntimeRejected
@@ -18,7 +16,6 @@ from conformance.runtimes.openvino import (
     devices,
     version,
 )
-from conformance.specs.openvino.vocabulary import BUILD_ERROR_SUFFIX
 
 FORMAT = "openvino-ir"
 
@@ -29,13 +26,7 @@ class OpenVINOIR(Adapter):
     description = "OpenVINO reading the IR (xml + bin) from its files"
 
     def run(self, model: str, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-        self._current = None  # a refusal below runs nothing: effective() reports nothing
-        path = Path(model)
-        if path.name.endswith(BUILD_ERROR_SUFFIX):
-            # the IR could not be built: OpenVINO's own op validation refused the case
-            raise RuntimeRejected(path.read_text().strip())
-        if path.suffix != ".xml":
-            raise RuntimeRejected(f"{model!r} is not an OpenVINO IR .xml file")
+        path = self.program(model, ".xml", "an OpenVINO IR .xml file")
         weights = path.with_suffix(".bin")
         if not weights.exists():
             raise RuntimeRejected(f"the IR's weights {str(weights)!r} are missing beside {path.name!r}")

@@ -16,7 +16,7 @@ import numpy as np
 
 from conformance.runtimes.base import RuntimeRejected
 from conformance.runtimes.openvino import CONFIGS, Adapter, devices, version
-from conformance.specs.openvino.vocabulary import BUILD_ERROR_SUFFIX, FEED_NAMES
+from conformance.specs.openvino.vocabulary import FEED_NAMES
 
 FORMAT = "openvino-model"
 #: the fed names (OpenVINO's) back to the canonical ones the builders take
@@ -29,12 +29,7 @@ class OpenVINOMemory(Adapter):
     description = "OpenVINO: the op built with its Python builders and compiled in memory (no IR)"
 
     def run(self, model: str, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-        self._current = None  # a refusal below runs nothing: effective() reports nothing
-        path = Path(model)
-        if path.name.endswith(BUILD_ERROR_SUFFIX):
-            raise RuntimeRejected(path.read_text().strip())
-        if path.suffix != ".json":
-            raise RuntimeRejected(f"{model!r} is not an in-memory OpenVINO recipe (.json)")
+        path = self.program(model, ".json", "an in-memory OpenVINO recipe (.json)")
         key = (str(path), path.stat().st_size, path.stat().st_mtime_ns)
         return self.infer(key, lambda: build(path, feeds), feeds)
 
