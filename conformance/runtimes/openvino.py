@@ -184,15 +184,17 @@ def _from_output(ov, output, value) -> np.ndarray:
     return value
 
 
+def targets_of(adapter: type, fmt: str, specs: list, description: str) -> list:
+    """An OpenVINO adapter's targets: one per device and configuration, for every spec in ``specs``
+    (programs of format ``fmt``)."""
+    from conformance.runtimes.base import RuntimeRef, Target
+    path = f"{adapter.__module__}:{adapter.__qualname__}"
+    return [Target("openvino", version(), device, config, spec,
+                   RuntimeRef(path, (("device", device), ("config", config))), format=fmt, description=description)
+            for device in devices() for config in CONFIGS for spec in specs]
+
+
 def targets(specs_by_format: dict):
     """Per device and configuration, for every ONNX spec version (through the ONNX frontend)."""
-    from conformance.runtimes.base import RuntimeRef, Target
-    found = []
-    for device in devices():
-        for config in CONFIGS:
-            ref = RuntimeRef("conformance.runtimes.openvino:OpenVINOOnnxFrontend",
-                             (("device", device), ("config", config)))
-            found += [Target("openvino", version(), device, config, spec, ref,
-                             description="OpenVINO reading the ONNX model (ONNX frontend)")
-                      for spec in specs_by_format.get("onnx", [])]
-    return found, []
+    return targets_of(OpenVINOOnnxFrontend, "onnx", specs_by_format.get("onnx", []),
+                      "OpenVINO reading the ONNX model (ONNX frontend)"), []

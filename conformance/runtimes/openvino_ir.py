@@ -10,12 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from conformance.runtimes.base import RuntimeRejected
-from conformance.runtimes.openvino import (
-    CONFIGS,
-    Adapter,
-    devices,
-    version,
-)
+from conformance.runtimes.openvino import Adapter, targets_of
 
 FORMAT = "openvino-ir"
 
@@ -36,15 +31,9 @@ class OpenVINOIR(Adapter):
 
 def targets(specs_by_format: dict):
     """Per device and configuration, for every spec whose programs are OpenVINO IR."""
-    from conformance.runtimes.base import RuntimeRef, Target
     specs = specs_by_format.get(FORMAT, [])
     if not specs:
         return [], []
-    found = []
-    for device in devices():
-        for config in CONFIGS:
-            ref = RuntimeRef("conformance.runtimes.openvino_ir:OpenVINOIR", (("device", device), ("config", config)))
-            found += [Target("openvino", version(), device, config, spec, ref, format=FORMAT,
-                             description=OpenVINOIR.description) for spec in specs]
+    found = targets_of(OpenVINOIR, FORMAT, specs, OpenVINOIR.description)
     gaps = [] if found else [("openvino", "no CPU, GPU or NPU device available to read OpenVINO IR")]
     return found, gaps

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from conformance.runtimes.base import RuntimeRejected
-from conformance.runtimes.openvino import CONFIGS, Adapter, devices, version
+from conformance.runtimes.openvino import Adapter, targets_of
 from conformance.specs.openvino.vocabulary import FEED_NAMES
 
 FORMAT = "openvino-model"
@@ -51,16 +51,9 @@ def build(path: Path, feeds: dict[str, np.ndarray]):
 
 def targets(specs_by_format: dict):
     """Per device and configuration, for every spec whose programs are built in memory."""
-    from conformance.runtimes.base import RuntimeRef, Target
     specs = specs_by_format.get(FORMAT, [])
     if not specs:
         return [], []
-    found = []
-    for device in devices():
-        for config in CONFIGS:
-            ref = RuntimeRef("conformance.runtimes.openvino_memory:OpenVINOMemory",
-                             (("device", device), ("config", config)))
-            found += [Target("openvino", version(), device, config, spec, ref, format=FORMAT,
-                             description=OpenVINOMemory.description) for spec in specs]
+    found = targets_of(OpenVINOMemory, FORMAT, specs, OpenVINOMemory.description)
     gaps = [] if found else [("openvino", "no CPU, GPU or NPU device available to compile in memory")]
     return found, gaps
