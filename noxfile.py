@@ -1,5 +1,5 @@
-"""Sessions: conformance (the main job), conformance-all (with the engines), tests, smoke, fuzz, bench,
-lint (ruff and mypy).
+"""Sessions: conformance (the main job), conformance-all (with the engines), tests, smoke, fuzz,
+history (across releases), bench, lint (ruff and mypy).
 
 Every session installs the pinned, tested versions from constraints.txt (torch pinned so these
 machines take the local CPU build).
@@ -86,6 +86,22 @@ def fuzz(session):
     install(session, "runtimes")
     args = session.posargs or ["--budget", "10m"]
     session.run("conformance", "fuzz", "--jobs", JOBS, *args, success_codes=[0, 1])
+
+
+#: the default history: 8 release lines of onnxruntime and 6 of OpenVINO, evenly spread
+HISTORY = ["onnxruntime==1.17.3..1.32.0:8", "openvino==2023.3.0..2026.4.1:6"]
+
+
+@nox.session(python=PYTHON)
+def history(session):
+    """Conformance across releases (docs/history.md): one cached environment per release of
+    onnxruntime and OpenVINO, the corpus's representative subset on each, merged into
+    reports/history/ with history.html (posargs go to `conformance history`, e.g.
+    `-- onnxruntime==1.20.1,1.32.0 --full`). Needs the package index once per release."""
+    session.install("-c", "constraints.txt", "-e", ".")
+    args = session.posargs or HISTORY
+    session.run("conformance", "history", "--jobs", JOBS, "--expectations", "expectations", *args)
+    session.log("report: reports/history/history.html (index.html beside it)")
 
 
 @nox.session(python=PYTHON)

@@ -1,4 +1,5 @@
-"""The command line: ``conformance run | list | schema``."""
+"""The command line: ``conformance run | list | schema`` (and, from their own modules, ``report``,
+``worker``, ``fuzz`` and ``history``)."""
 
 from __future__ import annotations
 
@@ -354,12 +355,14 @@ def schema():
 
 
 from conformance.fuzz.cli import fuzz_command  # noqa: E402 - the commands of their own modules register here
+from conformance.history.cli import history_command  # noqa: E402
 from conformance.report.cli_report import report_command  # noqa: E402
 from conformance.run.cluster_cli import worker_command  # noqa: E402
 
 main.add_command(report_command)
 main.add_command(worker_command)
 main.add_command(fuzz_command)
+main.add_command(history_command)
 
 if __name__ == "__main__":
     main()

@@ -46,6 +46,22 @@ precision model in that arithmetic, passes)::
 Such an entry does not cover a pair that is wrong beyond its declared precision (a dropped
 peephole in bf16 still fails the gate).
 
+An entry may name the *runtime versions* it knows of, as a PEP 440 specifier set (quoted: YAML
+reads a leading ``>`` as a folded block) matched against the record's ``runtime_version``, pre-releases
+included (``2024.0.0rc1`` is in ``>=2023.3,<2024.1``; by PEP 440's own rule it is not in ``<2024.0``);
+a file's top-level ``versions`` applies to each of its entries that sets none::
+
+    targets: "onnxruntime-*"
+    versions: ">=1.20"                     # every entry below, unless it says otherwise
+    entries:
+      - features: [act=ThresholdedRelu, "!activation_alpha"]
+        versions: ">=1.20,<1.29"           # fixed in 1.29
+        kind: known-bug
+        reason: ThresholdedRelu's default alpha is 0, not 1.0
+
+Such an entry covers no record without a runtime version, or with one that is not a PEP 440
+version; a malformed specifier is an error with its file:line.
+
 A class named by features or a configuration has members that do not diverge (an LSTM whose P is all zeros): a
 passing pair such an entry covers is ``ok``, not ``fixed``, and the entry is stale (warned of)
 when it covers no failing pair at all.
@@ -57,6 +73,7 @@ With a baseline, a failing pair fails the run only when it was not failing in th
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,8 +81,10 @@ from typing import TYPE_CHECKING
 
 import jsonschema
 import yaml
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
-from conformance.case.limits import DEFAULT_LIMITS, Limits, clip
+from conformance.case.limits import DEFAULT_LIMITS, Limits, clip, clip_text
 from conformance.case.schema import describe_error, known_keys
 from conformance.case.yamlio import (
     FileProblem,
@@ -164,18 +183,36 @@ class Entry:
     config: dict = field(default_factory=dict)     # key of the record's `effective` -> [pattern, ...]
     config_text: str = ""                          # the config as written, for messages
     within: str = ""                               # "declared": the pair passes its declared precision
+    versions: str = ""                             # a PEP 440 specifier set over runtime versions, as written
+    specifiers: SpecifierSet | None = field(default=None, repr=False, compare=False)   # `versions`, parsed
+
+    def __post_init__(self) -> None:
+        if self.versions and self.specifiers is None:
+            self.specifiers = SpecifierSet(self.versions)   # InvalidSpecifier where malformed
 
     @property
     def by_class(self) -> bool:
         """Named by features or configuration: a class whose passing members are not "fixed"."""
         return bool(self.features or self.config)
 
-    def covers(self, record: dict) -> bool:
+    def covers(self, record: dict, any_version: bool = False) -> bool:
+        """Whether the entry covers the record; ``any_version``: whatever its ``versions`` say (a
+        history names a divergence class by its entry on every release, conformance/report/history.py)."""
         return (any(p.match(record["case"]) for p in self.cases)
                 and any(p.match(record["target"]) for p in self.targets)
                 and self.has_features(record.get("features"))
                 and self.has_config(record.get("effective"))
-                and self.is_within(record))
+                and self.is_within(record)
+                and (any_version or self.specifiers is None
+                     or self.applies_to_version(record.get("runtime_version"))))
+
+    def applies_to_version(self, version: str | None) -> bool:
+        """True when the entry names no versions, or `version` is a PEP 440 version in its
+        specifier set (pre-releases included); a missing or unparsable version is in none."""
+        if self.specifiers is None:
+            return True
+        parsed = _version(version) if isinstance(version, str) else None
+        return parsed is not None and self.specifiers.contains(parsed, prereleases=True)
 
     def has_config(self, effective) -> bool:
         if not self.config:
@@ -198,7 +235,8 @@ class Entry:
         return all(negated != any(p.match(t) for p in item for t in tokens) for negated, item in self.features)
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "reason": self.reason, "link": self.link, "where": str(self.where)}
+        return {"kind": self.kind, "reason": self.reason, "link": self.link, "where": str(self.where),
+                **({"versions": self.versions} if self.versions else {})}
 
 
 @dataclass
@@ -225,23 +263,26 @@ class Expectations:
             entries += _load_file(path, limits, policies)
         return cls(entries, policies)
 
-    def match(self, record: dict) -> Entry | None:
+    def match(self, record: dict, any_version: bool = False) -> Entry | None:
         failing = record["verdict"] in FAILING
         for entry in self.entries:
             if entry.tolerance is not None:
                 continue  # a tolerance entry changes how pairs are judged, not whether a failure is known
             if entry.by_class and not failing:
                 continue  # a feature or configuration class has members that pass; they are not "fixed"
-            if entry.covers(record) and (not entry.verdicts or record["verdict"] in entry.verdicts or not failing):
+            if entry.covers(record, any_version) and (not entry.verdicts or record["verdict"] in entry.verdicts or not failing):
                 return entry
         return None
 
     def unused(self, target_ids=None) -> list[Entry]:
         """Entries that covered no pair; with ``target_ids`` (the targets that ran), only those
-        whose targets ran: an entry for a runtime that is not installed here (an engine of
-        ``nox -s conformance-all``) has nothing to cover, and says nothing."""
+        whose targets ran, in a version the entry names: an entry for a runtime that is not
+        installed here (an engine of ``nox -s conformance-all``), or for other versions of it, has
+        nothing to cover, and says nothing."""
         return [e for e in self.entries if e.matched == 0 and e.tolerance is None
-                and (target_ids is None or any(p.match(t) for p in e.targets for t in target_ids))]
+                and (target_ids is None or any(any(p.match(t) for p in e.targets)
+                                               and e.applies_to_version(version_of_target(t))
+                                               for t in target_ids))]
 
     def silent_policy_for(self, target_id: str) -> dict:
         """What the unspecified elements' sub-verdicts do to this target's pairs: the files whose
@@ -252,12 +293,38 @@ class Expectations:
                 policy.update(given)
         return policy
 
-    def tolerance_for(self, case_id: str, target_id: str, features=()) -> dict | None:
-        """The tolerance override of the first entry that sets one for this pair."""
+    def tolerance_for(self, case_id: str, target_id: str, features=(),
+                      runtime_version: str | None = None) -> dict | None:
+        """The tolerance override of the first entry that sets one for this pair (the runtime's
+        version, where not given, is the one the target id names)."""
+        record = {"case": case_id, "target": target_id, "features": features,
+                  "runtime_version": version_of_target(target_id) if runtime_version is None else runtime_version}
         for entry in self.entries:
-            if entry.tolerance and entry.covers({"case": case_id, "target": target_id, "features": features}):
+            if entry.tolerance and entry.covers(record):
                 return dict(entry.tolerance, where=str(entry.where))
         return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _version(text: str) -> Version | None:
+    """`text` as a PEP 440 version; None where it is empty or is not one."""
+    if not text:
+        return None
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def version_of_target(target_id: str) -> str:
+    """The runtime version a target id names (``onnxruntime-1.32.0/CPU@onnx-14`` -> ``1.32.0``,
+    ``onnx-reference-1.17.0/CPU@onnx-7`` -> ``1.17.0``): what follows the first ``-`` of the
+    runtime part that reads as a PEP 440 version; "" where none does (a target with no version)."""
+    head = target_id.partition("/")[0]
+    for at, char in enumerate(head):
+        if char == "-" and _version(head[at + 1:]) is not None:
+            return head[at + 1:]
+    return ""
 
 
 def _files(paths) -> list[Path]:
@@ -288,6 +355,7 @@ def _load_file(path: Path, limits: Limits = DEFAULT_LIMITS, policies: list | Non
         where, key, message, hint = describe_error(problems[0], doc, top, _EXPECTATIONS_KEYS)
         raise ExpectationsError(f"{where}: {key + ': ' if key else ''}{message}" + (f"; Consider {hint}" if hint else ""))
     file_targets = doc.get("targets", "*")
+    file_versions = _versions(doc.get("versions"), where_of(doc, "versions", top)) if "versions" in doc else None
     if doc.get("unspecified") and policies is not None:
         policies.append((_patterns(file_targets), dict(doc["unspecified"])))
     entries = []
@@ -317,6 +385,8 @@ def _load_file(path: Path, limits: Limits = DEFAULT_LIMITS, policies: list | Non
         if tolerance is not None and (raw.get("config") or within):
             raise ExpectationsError(f"{where}: a tolerance override is chosen before the pair runs, so it cannot "
                                     f"depend on the configuration the run measures (config, within)")
+        versions = (_versions(raw["versions"], where_of(raw, "versions", where)) if "versions" in raw
+                    else file_versions)
         verdict = raw.get("verdict", ())
         entries.append(Entry(
             cases=_patterns(raw.get("cases") or "*"), targets=_patterns(raw.get("targets", file_targets)),
@@ -324,9 +394,23 @@ def _load_file(path: Path, limits: Limits = DEFAULT_LIMITS, policies: list | Non
             reason=" ".join(str(raw["reason"]).split()),
             link=str(raw.get("link") or upstream_url(raw.get("upstream"))), where=where,
             tolerance=tolerance, features=feature_items, config=config, within=within,
+            versions=versions[0] if versions else "", specifiers=versions[1] if versions else None,
             config_text=", ".join(f"{k} {v if isinstance(v, str) else '/'.join(map(str, v))}"
                                   for k, v in (raw.get("config") or {}).items())))
     return entries
+
+
+def _versions(value, where) -> tuple[str, SpecifierSet]:
+    """``versions`` as (the text as written, its PEP 440 specifier set)."""
+    text = value.strip() if isinstance(value, str) else ""
+    if not text:
+        raise ExpectationsError(f"{where}: versions {clip(value)} names no version; a PEP 440 specifier set such "
+                                f"as \">=1.20,<1.29\" or \"==1.32.0\" (leave versions out to cover every version)")
+    try:
+        return text, SpecifierSet(text)
+    except InvalidSpecifier as exc:
+        raise ExpectationsError(f"{where}: versions {clip(value)} is not a PEP 440 specifier set of runtime versions "
+                                f"such as \">=1.20,<1.29\" or \"==1.32.0\" ({clip_text(str(exc))})") from None
 
 
 def _config_items(value, where) -> dict:

@@ -2,7 +2,8 @@
 
 The schema checks structure (which keys, which types, which verdicts); the loader checks what it
 cannot say, with its own messages: an entry's kind, reason and the cases it covers, ``features``
-items, ``config`` values, ``within``, and a tolerance override naming its source.
+items, ``config`` values, ``within``, ``versions`` (a PEP 440 specifier set), and a tolerance override
+naming its source.
 """
 
 from conformance.compare.verdicts import VERDICTS
@@ -19,6 +20,8 @@ _PATTERNS = {
     "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1}],
 }
 _VERDICT = {"enum": list(ALL_VERDICTS)}
+#: an entry's (or a file's) `versions`: a PEP 440 specifier set the loader parses
+_VERSIONS = {"type": "string", "description": "runtime versions, a PEP 440 specifier set: \">=1.20,<1.29\""}
 
 ENTRY = {
     "type": "object",
@@ -30,6 +33,7 @@ ENTRY = {
                      "description": "features the cases have: `P`, `act=Elu`, a list of alternatives, `!name`"},
         "config": {"description": "the effective configuration the pairs ran in: {precision: bf16}"},
         "within": {"type": "string"},
+        "versions": _VERSIONS,
         "verdict": {"description": "a verdict or a list of verdicts",
                     "oneOf": [_VERDICT, {"type": "array", "items": _VERDICT, "minItems": 1}]},
         "kind": {"type": "string"},
@@ -55,6 +59,7 @@ SCHEMA = {
     "required": ["entries"],
     "properties": {
         "targets": _PATTERNS,
+        "versions": _VERSIONS,
         "entries": {"type": ["array", "null"], "items": ENTRY},
         "unspecified": {
             "type": "object",

@@ -302,7 +302,8 @@ class Engine:
             except Exception as exc:  # a translator bug costs its pairs, recorded as a suite error
                 programs[spec] = exc
             self._write_program(case, programs[spec])
-        runnable = [t for t in todo if not isinstance(programs[t.spec], (NotExpressible, Exception))]
+        runnable = [t for t in todo if not isinstance(programs[t.spec], (NotExpressible, Exception))
+                    and case.op not in t.gates]
         if case.valid:
             for t in runnable:
                 self.runs_left[(ci, SPECS[t.spec].semantics)] += 1
@@ -316,7 +317,9 @@ class Engine:
                           ORACLE_TIMEOUT)
         for t in todo:
             prog = programs[t.spec]
-            if isinstance(prog, NotExpressible):
+            if case.op in t.gates:
+                self._record(case, t, None, "not-expressible", f"version gate: {t.gates[case.op]}")
+            elif isinstance(prog, NotExpressible):
                 self._record(case, t, None, "not-expressible", prog.reason)
             elif isinstance(prog, Exception):
                 self._record(case, t, None, "error", f"translator failed: {type(prog).__name__}: {prog}")

@@ -87,6 +87,10 @@ class Target:
     #: the most programs one worker call may take (the runtime's ``run_many``: WebNN replays many
     #: documents in one page round trip); 0: one at a time. ``--no-batch`` turns it off.
     batch: int = field(default=0, compare=False)
+    #: version gates {op: why}: the ops whose minimal program at this spec version the runtime refuses
+    #: (a release that predates the spec version; conformance/history/targets.py): their pairs are
+    #: not-expressible with that reason, never a divergence
+    gates: dict = field(default_factory=dict, compare=False)
 
     @property
     def runtime_family(self) -> str:
@@ -111,8 +115,13 @@ class Target:
                 "config": self.config, "spec": self.spec, "format": self.format, "plugin": self.plugin,
                 "description": self.description, "precision": self.precision,
                 "configuration": self.configuration, "runtime_family": self.runtime_family,
-                **({"load_output": self.load_output} if self.load_output else {})}
+                **({"load_output": self.load_output} if self.load_output else {}),
+                **({"gates": self.gates} if self.gates else {})}
 
+
+#: file suffix of a written program that its own builder refused (OpenVINO's op validation while the
+#: IR was written: conformance/specs/openvino/): an adapter handed that file raises the refusal
+BUILD_ERROR_SUFFIX = ".build-error.txt"
 
 #: the steps of a runtime that converts or compiles a program before it runs it (RuntimeRejected.stage)
 STAGES = ("converter", "compiler", "runtime")

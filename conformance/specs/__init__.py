@@ -15,14 +15,30 @@ FAMILIES = (
     "conformance.specs.webnn",
 )
 
-SPECS: dict[str, Spec] = {}
-for _module in FAMILIES:
-    try:
-        SPECS.update(importlib.import_module(_module).SPECS)
-    except ModuleNotFoundError as _exc:  # a family whose translator needs a package absent here
-        if _exc.name == _module:
-            continue
-        raise
+#: spec name -> Spec, every family's; filled on first use (PEP 562 ``__getattr__`` below), so that a
+#: leaf module such as ``conformance.specs.openvino.vocabulary`` imports without the translators'
+#: packages (a runtime adapter reads it in a release's environment that has no onnx:
+#: conformance/history/)
+SPECS: dict[str, Spec]
+
+
+def _load() -> dict[str, Spec]:
+    found: dict[str, Spec] = {}
+    for module in FAMILIES:
+        try:
+            found.update(importlib.import_module(module).SPECS)
+        except ModuleNotFoundError as exc:  # a family whose translator needs a package absent here
+            if exc.name == module:
+                continue
+            raise
+    globals()["SPECS"] = found
+    return found
+
+
+def __getattr__(name: str):
+    if name == "SPECS":
+        return _load()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def translate(spec: Spec, case) -> Program | NotExpressible:
@@ -38,7 +54,7 @@ def translate(spec: Spec, case) -> Program | NotExpressible:
 
 
 def spec_names() -> list[str]:
-    return list(SPECS)
+    return list(globals().get("SPECS") or _load())
 
 
 __all__ = ["SPECS", "NotExpressible", "Program", "Spec", "spec_names", "translate"]

@@ -66,5 +66,6 @@ SEQUENCE_OUTPUTS = {"Y": "Y", "Y_h": "Ho", "Y_c": "Co"}
 CELL_OUTPUTS = {"Y": "Ho", "Y_h": "Ho", "Y_c": "Co"}
 
 
-#: file suffix of a program whose IR OpenVINO refused to build (see ``OpenVINOSpec.write``)
-BUILD_ERROR_SUFFIX = ".build-error.txt"
+#: file suffix of a program whose IR OpenVINO refused to build (see ``OpenVINOSpec.write``); defined
+#: with the runtime contract, which the adapters read without the translators' packages
+from conformance.runtimes.base import BUILD_ERROR_SUFFIX  # noqa: E402, F401

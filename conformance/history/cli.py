@@ -1,0 +1,210 @@
+"""`conformance history SELECTION...`: the corpus on several releases of a runtime, merged into one
+results set with a history view (docs/history.md).
+
+For each release: its environment (:mod:`.environments`, cached), its targets (:mod:`.targets`,
+with the version gates), and an ordinary run into ``OUT/runs/PACKAGE-VERSION/`` (resumed like any
+run, so a history grows release by release). Then every run merges into ``OUT/results.jsonl``,
+judged under the expectations, with the usual report (``OUT/index.html``) and the history view
+(``OUT/history.html``, ``history.md``, ``history.json``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import sys
+import time
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from conformance.history.versions import PYPI, VersionSpecError, available, parse
+
+#: the default selection when no case path is given: one case file per feature class (a file's name
+#: in cases/<op>/), taken from the op with most features, and the invalid LSTM cases
+OPS_BY_REACH = ("lstm", "gru", "rnn")
+
+
+def representative(root: Path = Path("cases")) -> list[Path]:
+    """One file per feature class: for each file name under ``root/<op>/``, the LSTM's, else the
+    GRU's, else the RNN's; plus ``root/invalid/lstm``."""
+    chosen: dict[str, Path] = {}
+    for op in OPS_BY_REACH:
+        for path in sorted((root / op).glob("*.yaml")):
+            chosen.setdefault(path.stem, path)
+    invalid = root / "invalid" / "lstm"
+    return sorted(chosen.values()) + ([invalid] if invalid.is_dir() else [])
+
+
+@click.command("history")
+@click.argument("selections", nargs=-1, required=True)
+@click.option("--cases", "case_paths", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="Case files or folders (repeatable); default: one file per feature class of ./cases.")
+@click.option("--full", is_flag=True, help="The whole corpus (./cases) instead of one file per feature class.")
+@click.option("-k", "expr", default="", help="Select cases by id, as `conformance run -k`.")
+@click.option("--spec", "spec_filter", multiple=True, help="Only these spec versions (prefix match, repeatable).")
+@click.option("--limit", default=0, type=click.IntRange(0), help="Keep at most N releases of each range (0: all).")
+@click.option("--out", "out_dir", default=Path("reports/history"), show_default=True,
+              type=click.Path(file_okay=False, path_type=Path), help="Output folder.")
+@click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 256), help="Worker processes.")
+@click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds one runtime call may take.")
+@click.option("--expectations", "expectation_paths", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="Known divergences (files or folders, repeatable); their `versions:` ranges apply per release.")
+@click.option("--fresh", is_flag=True, help="Run every release again instead of resuming its results.")
+@click.option("--retry", is_flag=True, help="Try again to install the releases that failed before.")
+@click.option("--ablation/--no-ablation", default=True, show_default=True, help="Name the causes of each release's failures.")
+@click.option("--index-url", default=PYPI, show_default=True, help="The package index's JSON API.")
+def history_command(selections, case_paths, full, expr, spec_filter, limit, out_dir, jobs, timeout, expectation_paths,
+                    fresh, retry, ablation, index_url):
+    """Run the corpus on every release SELECTIONS name and merge the runs: OUT/history.html shows for
+    each divergence the first and last release it shows in and the release that fixed it, a timeline
+    of verdicts per runtime and a strip of verdicts per case.
+
+    SELECTIONS: NAME==LOW..HIGH[:N] (the newest patch of each minor release line in the range, N of
+    them evenly spread), NAME==V1,V2 or NAME==V; NAME is onnxruntime or openvino. Exit status 0
+    (a history describes; `conformance run` gates), 2 on a usage error or a case file with an error.
+    """
+    from conformance.case import load_paths
+    from conformance.cli import case_limits
+    from conformance.gate import Expectations, ExpectationsError
+    from conformance.run import SelectError, compile_expression
+    from conformance.selection import specs_by_format
+
+    console = Console(stderr=False)
+    try:
+        chosen = [parse(s) for s in selections]
+        select = compile_expression(expr)
+        expectations = Expectations.load(expectation_paths) if expectation_paths else None
+    except (VersionSpecError, SelectError, ExpectationsError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    paths = list(case_paths) or ([Path("cases")] if full else representative())
+    if not paths or not all(Path(p).exists() for p in paths):
+        raise click.UsageError("no case paths given and ./cases does not exist")
+    cases, load_errors = load_paths(paths, limits=case_limits())
+    cases = [c for c in cases if select(c.id)]
+    formats = specs_by_format(spec_filter)
+
+    releases = []
+    for sel in chosen:
+        try:
+            found = sel.pick(available(sel.package, index_url), limit) if not sel.listed else sel.pick([])
+        except OSError as exc:
+            raise click.UsageError(f"{sel.package}: cannot list its releases at {index_url} ({exc}); name the "
+                                   f"releases instead (NAME==V1,V2)") from exc
+        if not found:
+            raise click.UsageError(f"{sel.package}: no release installable here in {sel.low}..{sel.high}")
+        releases += [(sel.package, v) for v in found]
+    console.print(f"history of {len(releases)} releases on {len(cases)} cases: "
+                  + ", ".join(f"{p} {v}" for p, v in releases), highlight=False, soft_wrap=True)
+    started = datetime.datetime.now(datetime.UTC).isoformat()
+    envs, timings = run_releases(console, releases, cases, load_errors, formats, out_dir, jobs, timeout,
+                                 expectations, fresh, retry, ablation)
+    merged = merge(out_dir, envs, expectations, started, timings, [str(p) for p in paths])
+    print_classes(console, json.loads((Path(out_dir) / "history.json").read_text()))
+    console.print(f"history: {merged['records']} verdicts from {merged['runs']} release runs; "
+                  f"{merged['unavailable']} release(s) unavailable; report {out_dir / 'history.html'}",
+                  highlight=False, soft_wrap=True)
+    sys.exit(2 if load_errors else 0)
+
+
+def run_releases(console, releases, cases, load_errors, formats, out_dir, jobs, timeout, expectations, fresh,
+                 retry, ablation, make_env=None):
+    """Each release's environment (``make_env(package, version, retry, log)``, by default
+    :func:`.environments.ensure`), targets and run; ([environment facts], {release: seconds})."""
+    from conformance.cli import _execute
+    from conformance.gate import classify
+    from conformance.history.environments import ensure
+    from conformance.history.targets import env_targets
+    from conformance.run import Options
+    from conformance.run.files import OutLock
+
+    envs, timings = [], {}
+    gate = (lambda rec: classify(rec, expectations, None)) if expectations else None
+    for package, version in releases:
+        start = time.perf_counter()
+        env = (make_env or ensure)(package, version, retry=retry,
+                                   log=lambda text: console.print(text, highlight=False))
+        facts = env.to_json()
+        if not env.error:
+            targets, skipped = env_targets(env, formats)
+            facts["targets"] = [t.id for t in targets]
+            facts["gates"] = {t.id: t.gates for t in targets if t.gates}
+            facts["skipped"] = [s.__dict__ for s in skipped]
+            if not targets:
+                env.error = "no targets: " + "; ".join(f"{s.runtime}: {s.reason}" for s in skipped)[:600]
+        if env.error:
+            facts["error"] = env.error
+            console.print(f"{package} {version}: unavailable: {env.error}", highlight=False, markup=False,
+                          soft_wrap=True)
+        else:
+            run_dir = Path(out_dir) / "runs" / env.name
+            options = Options(out_dir=run_dir, jobs=jobs, timeout=timeout)
+            console.print(f"{package} {version}: {len(targets)} targets, {len(cases)} cases -> {run_dir}",
+                          highlight=False)
+            with OutLock(run_dir):
+                _execute(console, cases, load_errors, targets, skipped, options, fresh, expectations, None, gate,
+                         ablation, 4000, 600.0, None, True)
+            facts["run"] = str(run_dir)
+        timings[env.name] = round(time.perf_counter() - start, 1)
+        facts["seconds"] = timings[env.name]
+        envs.append(facts)
+    return envs, timings
+
+
+def merge(out_dir: Path, envs: list, expectations, started: str, timings: dict, case_paths: list) -> dict:
+    """Every release's run merged into OUT/results.jsonl, judged under the expectations, with the
+    report and the history view beside it."""
+    from conformance.cli import write_reports
+    from conformance.gate import classify
+    from conformance.report import history
+    from conformance.report.merge import load
+    from conformance.run.files import write_atomic
+
+    out_dir = Path(out_dir)
+    runs = [e["run"] for e in envs if e.get("run") and (Path(e["run"]) / "results.jsonl").is_file()]
+    loaded = load(runs) if runs else None
+    records = [dict(r, **classify(r, expectations, None)) for r in (loaded.records if loaded else [])]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(out_dir / "results.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+    targets = [t for info in (loaded.runs if loaded else []) for t in info.get("targets", [])]
+    info = {"started": started, "finished": datetime.datetime.now(datetime.UTC).isoformat(),
+            "argv": sys.argv, "cases": case_paths, "targets": targets,
+            "history": {"environments": envs, "seconds": timings}}
+    write_atomic(out_dir / "run.json", json.dumps(info, indent=2, sort_keys=True))
+    write_reports(records, info, out_dir, loaded.clusters if loaded else None)
+    model = history.build(records, expectations, loaded.clusters if loaded else None, envs)
+    history.write(model, out_dir)
+    return {"records": len(records), "runs": len(runs), "unavailable": sum(1 for e in envs if e.get("error"))}
+
+
+def print_classes(console, model: dict, limit: int = 40) -> None:
+    """The divergence classes on the terminal: per class and runtime, the first and last release it
+    shows in on any line, the release that fixed it on every line (— while one still shows it), and
+    its regressions."""
+    from rich.table import Table
+    table = Table(title="divergence classes across releases", show_lines=False)
+    for column in ("class", "runtime", "first", "last", "fixed", "regressions"):
+        table.add_column(column, overflow="fold")
+    rows = 0
+    for cls in model.get("classes", []):
+        by_runtime: dict = {}
+        for line in cls["lines"]:
+            by_runtime.setdefault(line["line"].split("/", 1)[0], []).append(line)
+        for runtime, lines in sorted(by_runtime.items()):
+            order = model["releases"].get(runtime, [])
+            shown = [ln for ln in lines if ln.get("first")]
+            if not shown:
+                continue
+            first = min((ln["first"] for ln in shown), key=order.index)
+            last = max((ln["last"] for ln in shown), key=order.index)
+            fixed = "—" if any(ln.get("fixed") is None for ln in shown) else max(
+                (ln["fixed"] for ln in shown), key=order.index)
+            again = sorted({r["again"] for ln in shown for r in ln.get("regressions", [])}, key=order.index)
+            rows += 1
+            if rows <= limit:
+                table.add_row(cls["name"][:110], runtime, first, last, fixed, ", ".join(again))
+    if rows:
+        console.print(table)
+    if rows > limit:
+        console.print(f"... and {rows - limit} more rows in history.html", highlight=False)

@@ -1,0 +1,160 @@
+"""The side of a release's environment: run inside that environment's interpreter, with only the
+standard library, numpy and the suite's runtime adapters (:mod:`conformance.runtimes`) imported.
+
+``python -m conformance.history.remote targets`` reads a JSON request on stdin (the adapter
+modules, the specs per format, gate probes) and prints the targets found as JSON;
+``python -m conformance.history.remote serve MODULE:ATTR KWARGS_JSON`` builds one runtime and
+answers requests on stdin until it closes. Requests and answers are pickles of plain Python values
+only (str, bytes, numbers, lists, dicts): arrays travel as ``.npy`` bytes, so the two sides may
+run different numpy releases. The runtime's own printing goes to stderr; the answers use a copy of
+the original stdout.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pickle
+import sys
+import traceback
+
+import numpy as np
+
+#: the pickle protocol both sides read (Python 3.8 and later)
+PROTOCOL = 4
+
+
+def pack(array) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(array), allow_pickle=False)
+    return buf.getvalue()
+
+
+def unpack(data: bytes):
+    return np.load(io.BytesIO(data), allow_pickle=False)
+
+
+def _answers():
+    """A binary stream for the answers (the original stdout); fd 1 then points at stderr, so what
+    the runtime prints cannot corrupt the protocol."""
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    return out
+
+
+def _error(exc: BaseException) -> dict:
+    from conformance.runtimes.base import RuntimeRejected
+    return {"status": "rejected" if isinstance(exc, RuntimeRejected) else "error",
+            "error": f"{type(exc).__name__}: {exc}", "stage": getattr(exc, "stage", ""),
+            "detail": traceback.format_exc()[-2000:]}
+
+
+def serve(path: str, kwargs_json: str) -> None:
+    from conformance.runtimes.base import RuntimeRef
+    out = _answers()
+    kwargs = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in json.loads(kwargs_json))
+    try:
+        runtime = RuntimeRef(path, kwargs).build()
+        answer: dict = {"status": "ok", "version": str(getattr(runtime, "version", ""))}
+    except BaseException as exc:  # noqa: BLE001 - the suite's side raises it again
+        answer = _error(exc)
+        runtime = None
+    pickle.dump(answer, out, protocol=PROTOCOL)
+    out.flush()
+    stdin = sys.stdin.buffer
+    while runtime is not None:
+        try:
+            request = pickle.load(stdin)
+        except EOFError:
+            return
+        try:
+            if request["op"] == "run":
+                feeds = {k: unpack(v) for k, v in request["feeds"].items()}
+                outputs = runtime.run(request["model"], feeds)
+                answer = {"status": "ok", "value": [pack(o) for o in outputs]}
+            else:  # effective, describe, artefacts: plain data
+                method = getattr(runtime, request["op"], None)
+                answer = {"status": "ok", "value": method() if callable(method) else None}
+        except Exception as exc:  # noqa: BLE001 - the suite's side raises it again
+            answer = _error(exc)
+        pickle.dump(answer, out, protocol=PROTOCOL)
+        out.flush()
+
+
+def targets(request: dict) -> dict:
+    """The targets of the requested adapter modules here, as plain data, each with the ops whose
+    minimal program at its spec version the runtime refuses (``gates``)."""
+    from conformance.runtimes import builtin_targets
+    found, skipped = [], []
+    for module in request["modules"]:
+        try:
+            got, gaps = builtin_targets(module, request["specs_by_format"])
+        except Exception as exc:  # noqa: BLE001 - a broken adapter costs its targets, with the reason
+            skipped.append([module.rsplit(".", 1)[1], f"discovery failed: {type(exc).__name__}: {exc}"])
+            continue
+        skipped += [[s.runtime, s.reason] for s in gaps]
+        for t in got:
+            entry = t.to_json()
+            entry.update(ref_path=t.ref.path, ref_kwargs=[list(kv) for kv in t.ref.kwargs], family=t.family,
+                         batch=t.batch, gates=_gates(t, request.get("probes", {}).get(t.spec, {})))
+            found.append(entry)
+    return {"targets": found, "skipped": skipped}
+
+
+def _gates(target, probes: dict) -> dict:
+    """{op: why} for each op whose minimal valid program at this spec version the runtime refuses
+    cleanly (raises). The probes run in a forked child where there is fork: a release that crashes
+    on them gates nothing (its pairs then crash, each costing its own verdict)."""
+    if not probes or not hasattr(os, "fork"):
+        return _refusals(target, probes)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: probe, answer, and leave without running the parent's cleanup
+        os.close(read)
+        try:
+            data = json.dumps(_refusals(target, probes)).encode()
+        except BaseException:  # noqa: BLE001 - the parent then sees no answer
+            data = b"{}"
+        os.write(write, data)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    try:
+        return json.loads(data or b"{}")
+    except ValueError:
+        return {}
+
+
+def _refusals(target, probes: dict) -> dict:
+    gates = {}
+    runtime = None
+    for op, probe in probes.items():
+        try:
+            runtime = runtime or target.ref.build()
+            runtime.run(probe["model"], {k: unpack(v) for k, v in probe["feeds"].items()})
+        except Exception as exc:  # noqa: BLE001 - the refusal is the measurement
+            text = " ".join(f"{type(exc).__name__}: {exc}".split())
+            text = text if len(text) <= 300 else f"{text[:100]} … {text[-180:]}"
+            gates[op] = f"{target.runtime} {target.version} refuses the minimal {op} of {target.spec} ({text})"
+    return gates
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["targets"]:
+        out = _answers()
+        request = pickle.load(sys.stdin.buffer)
+        pickle.dump(targets(request), out, protocol=PROTOCOL)
+        out.flush()
+        return 0
+    if argv[:1] == ["serve"] and len(argv) == 3:
+        serve(argv[1], argv[2])
+        return 0
+    print("usage: python -m conformance.history.remote targets | serve MODULE:ATTR KWARGS_JSON", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
