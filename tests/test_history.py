@@ -133,15 +133,40 @@ def test_a_bad_selection_is_a_usage_error():
     assert "expected NAME==LOW..HIGH" in proc.stdout + proc.stderr
 
 
-def test_the_representative_subset_has_one_file_per_feature_class():
+def test_the_representative_subset_keeps_every_op_and_feature_class():
+    from conformance.case.features import features
     chosen = history_cli.representative(ROOT / "cases")
-    stems = [p.stem for p in chosen if p.suffix == ".yaml"]
-    assert len(stems) == len(set(stems))
-    every = {p.stem for op in ("rnn", "gru", "lstm") for p in (ROOT / "cases" / op).glob("*.yaml")}
-    assert set(stems) == every
-    assert ROOT / "cases" / "lstm" / "layout.yaml" in chosen
-    assert ROOT / "cases" / "gru" / "linear_before_reset.yaml" in chosen
-    assert Path(ROOT / "cases" / "invalid" / "lstm") in chosen
+    every = sorted(p for p in (ROOT / "cases").rglob("*.yaml") if "production" not in p.parts)
+    assert 0 < len(chosen) < len(every)
+    assert all("production" not in p.parts for p in chosen)
+
+    def classes(paths):
+        cases, _ = load_paths(paths)
+        return {(c.op, token) for c in cases for token in features(c)}, len(cases)
+    kept, kept_cases = classes(chosen)
+    corpus, corpus_cases = classes(every)
+    assert kept == corpus
+    assert kept_cases < 0.6 * corpus_cases
+    assert history_cli.representative(ROOT / "cases") == chosen  # deterministic
+
+
+def test_arrays_cross_the_pipe_bit_exact_bfloat16_included():
+    import ml_dtypes
+    import numpy as np
+
+    from conformance.history.remote import pack, unpack
+    for arr in (np.array([[1.5, -0.0, np.nan]], np.float32), np.arange(6, dtype=np.float16).reshape(2, 3),
+                np.array([1.0, 3.140625, -2.5e-3], dtype=ml_dtypes.bfloat16), np.array([4, 2], np.int32)):
+        back = unpack(pack(arr))
+        assert back.dtype == arr.dtype and back.shape == arr.shape
+        assert back.tobytes() == arr.tobytes()
+
+
+def test_bisect_asks_for_the_middle_release_of_each_gap_where_a_class_changes(history):
+    every = {"double": ["0.5", "1.0", "1.2", "1.5", "1.7", "2.0", "2.5", "3.0", "4.0"]}
+    expectations = Expectations.load([history["out"].parent / "expect.yaml"])
+    assert history_cli.gaps(history["facts"], expectations, every) == [("double", "1.5"), ("double", "2.5")]
+    assert history_cli.gaps(history["facts"], expectations, {"double": ["1.0", "2.0", "3.0"]}) == []
 
 
 def test_the_history_view_dates_each_class_and_flags_the_regression(history):
@@ -156,3 +181,33 @@ def test_the_history_view_dates_each_class_and_flags_the_regression(history):
         assert (ln["first"], ln["last"], ln["fixed"], ln["regressions"]) == ("2.0", "2.0", "3.0", [])
     assert model["releases"]["double"] == ["1.0", "2.0", "3.0", "4.0"]
     assert (history["out"] / "history.html").is_file() and (history["out"] / "history.md").is_file()
+
+
+def test_the_merge_keeps_only_the_selected_cases(history, tmp_path):
+    one = history["cases"][0].id
+    facts = [f for f in history["facts"] if f.get("run")]
+    summary = history_cli.merge(tmp_path / "one", facts, None, "2026-11-24T00:00:00+00:00", {}, [str(CASES)], {one})
+    records = [json.loads(line) for line in (tmp_path / "one" / "results.jsonl").read_text().splitlines()]
+    assert {r["case"] for r in records} == {one} and summary["records"] == 9
+
+
+def test_a_verdict_that_varies_between_runs_of_a_release_is_unstable_not_a_regression(history, tmp_path):
+    """Repeat runs that disagree with the first (as uninitialised memory does) turn the release's
+    state into `unstable`: the class neither shows, fixes nor comes back there."""
+    import shutil
+    runs = tmp_path / "runs"
+    shutil.copytree(history["out"] / "runs", runs)
+    facts = [dict(f, run=str(runs / Path(f["run"]).name)) if f.get("run") else f for f in history["facts"]]
+    layout_rejected = [r for r in history["records"] if r["runtime_version"] == "3.0" and r["verdict"] == "rejected"]
+    repeat = runs / "double-3.0" / "repeat-1"
+    repeat.mkdir()
+    (repeat / "results.jsonl").write_text("".join(json.dumps(dict(r, verdict="pass")) + "\n" for r in layout_rejected))
+    expectations = Expectations.load([history["out"].parent / "expect.yaml"])
+    history_cli.merge(tmp_path / "out", facts, expectations, "2026-11-24T00:00:00+00:00", {}, [str(CASES)])
+    model = json.loads((tmp_path / "out" / "history.json").read_text())
+    layout = next(c for c in model["classes"] if "release 1 has no layout 1" in c["name"])
+    line = next(ln for ln in layout["lines"] if ln["line"] == "double/CPU@onnx-14")
+    assert line["regressions"] == [] and line["unstable"] == ["3.0"]
+    assert line["states"][:3] == ["shows", "fixed", "unstable"]
+    records = [json.loads(x) for x in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert {tuple(r["unstable"]) for r in records if r.get("unstable")} == {("pass", "rejected")}

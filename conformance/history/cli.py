@@ -21,20 +21,30 @@ from rich.console import Console
 
 from conformance.history.versions import PYPI, VersionSpecError, available, parse
 
-#: the default selection when no case path is given: one case file per feature class (a file's name
-#: in cases/<op>/), taken from the op with most features, and the invalid LSTM cases
-OPS_BY_REACH = ("lstm", "gru", "rnn")
 
-
-def representative(root: Path = Path("cases")) -> list[Path]:
-    """One file per feature class: for each file name under ``root/<op>/``, the LSTM's, else the
-    GRU's, else the RNN's; plus ``root/invalid/lstm``."""
-    chosen: dict[str, Path] = {}
-    for op in OPS_BY_REACH:
-        for path in sorted((root / op).glob("*.yaml")):
-            chosen.setdefault(path.stem, path)
-    invalid = root / "invalid" / "lstm"
-    return sorted(chosen.values()) + ([invalid] if invalid.is_dir() else [])
+def representative(root: Path = Path("cases"), limits=None) -> list[Path]:
+    """The default selection when no case path is given: case files chosen so that every (op,
+    feature) class of the corpus under ``root`` (the features of conformance/case/features.py, as
+    the expectations name divergences) is in at least one of them. Greedy set cover: the file that
+    adds the most classes not yet covered, the smaller on a tie, then by path; the production tier is
+    left out. About half the corpus's cases, every class kept."""
+    from conformance.case import load_paths
+    from conformance.case.features import features
+    classes: dict[Path, set] = {}
+    sizes: dict[Path, int] = {}
+    for path in sorted(p for p in Path(root).rglob("*.yaml") if "production" not in p.relative_to(root).parts):
+        cases, _ = load_paths([path], **({"limits": limits} if limits else {}))
+        classes[path] = {(c.op, token) for c in cases for token in features(c)}
+        sizes[path] = len(cases)
+    left = set().union(*classes.values()) if classes else set()
+    chosen: list[Path] = []
+    while left:
+        best = min(classes, key=lambda p: (-len(classes[p] & left), sizes[p], str(p)))
+        if not classes[best] & left:
+            break
+        chosen.append(best)
+        left -= classes[best]
+    return sorted(chosen)
 
 
 @click.command("history")
@@ -54,9 +64,17 @@ def representative(root: Path = Path("cases")) -> list[Path]:
 @click.option("--fresh", is_flag=True, help="Run every release again instead of resuming its results.")
 @click.option("--retry", is_flag=True, help="Try again to install the releases that failed before.")
 @click.option("--ablation/--no-ablation", default=True, show_default=True, help="Name the causes of each release's failures.")
+@click.option("--bisect", "bisect_rounds", default=0, type=click.IntRange(0, 20), metavar="ROUNDS",
+              help="Then narrow each change of a class (it appears, or is fixed) between two releases run, "
+                   "by running the releases between them: at most ROUNDS rounds, one middle release per gap "
+                   "each (0: off).")
+@click.option("--repeat", "repeats", default=2, show_default=True, type=click.IntRange(0, 10),
+              help="Run the cases of every class that comes back after a fix this many times more on each "
+                   "release: a case whose verdict varies between runs of one release marks that release "
+                   "unstable for its class instead of a regression (0: off).")
 @click.option("--index-url", default=PYPI, show_default=True, help="The package index's JSON API.")
 def history_command(selections, case_paths, full, expr, spec_filter, limit, out_dir, jobs, timeout, expectation_paths,
-                    fresh, retry, ablation, index_url):
+                    fresh, retry, ablation, bisect_rounds, repeats, index_url):
     """Run the corpus on every release SELECTIONS name and merge the runs: OUT/history.html shows for
     each divergence the first and last release it shows in and the release that fixed it, a timeline
     of verdicts per runtime and a strip of verdicts per case.
@@ -78,17 +96,19 @@ def history_command(selections, case_paths, full, expr, spec_filter, limit, out_
         expectations = Expectations.load(expectation_paths) if expectation_paths else None
     except (VersionSpecError, SelectError, ExpectationsError) as exc:
         raise click.UsageError(str(exc)) from exc
-    paths = list(case_paths) or ([Path("cases")] if full else representative())
+    paths = list(case_paths) or ([Path("cases")] if full else representative(Path("cases"), case_limits()))
     if not paths or not all(Path(p).exists() for p in paths):
         raise click.UsageError("no case paths given and ./cases does not exist")
     cases, load_errors = load_paths(paths, limits=case_limits())
     cases = [c for c in cases if select(c.id)]
     formats = specs_by_format(spec_filter)
 
-    releases = []
+    releases, every = [], {}
     for sel in chosen:
         try:
-            found = sel.pick(available(sel.package, index_url), limit) if not sel.listed else sel.pick([])
+            if not sel.listed or bisect_rounds:
+                every[sel.package] = available(sel.package, index_url)
+            found = sel.pick(every.get(sel.package, []), limit)
         except OSError as exc:
             raise click.UsageError(f"{sel.package}: cannot list its releases at {index_url} ({exc}); name the "
                                    f"releases instead (NAME==V1,V2)") from exc
@@ -100,7 +120,18 @@ def history_command(selections, case_paths, full, expr, spec_filter, limit, out_
     started = datetime.datetime.now(datetime.UTC).isoformat()
     envs, timings = run_releases(console, releases, cases, load_errors, formats, out_dir, jobs, timeout,
                                  expectations, fresh, retry, ablation)
-    merged = merge(out_dir, envs, expectations, started, timings, [str(p) for p in paths])
+    for _ in range(bisect_rounds):
+        between = gaps(envs, expectations, every)
+        if not between:
+            break
+        console.print("bisecting: " + ", ".join(f"{p} {v}" for p, v in between), highlight=False, soft_wrap=True)
+        more, more_timings = run_releases(console, between, cases, load_errors, formats, out_dir, jobs, timeout,
+                                          expectations, fresh, retry, ablation)
+        envs += more
+        timings.update(more_timings)
+    if repeats:
+        repeat_regressions(console, envs, expectations, cases, formats, out_dir, jobs, timeout, repeats)
+    merged = merge(out_dir, envs, expectations, started, timings, [str(p) for p in paths], {c.id for c in cases})
     print_classes(console, json.loads((Path(out_dir) / "history.json").read_text()))
     console.print(f"history: {merged['records']} verdicts from {merged['runs']} release runs; "
                   f"{merged['unavailable']} release(s) unavailable; report {out_dir / 'history.html'}",
@@ -152,9 +183,95 @@ def run_releases(console, releases, cases, load_errors, formats, out_dir, jobs, 
     return envs, timings
 
 
-def merge(out_dir: Path, envs: list, expectations, started: str, timings: dict, case_paths: list) -> dict:
-    """Every release's run merged into OUT/results.jsonl, judged under the expectations, with the
-    report and the history view beside it."""
+def _model(envs: list, expectations) -> dict | None:
+    """The history model of the runs so far (no report written)."""
+    from conformance.report import history
+    from conformance.report.merge import load
+    runs = [e["run"] for e in envs if e.get("run") and (Path(e["run"]) / "results.jsonl").is_file()]
+    if not runs:
+        return None
+    loaded = load(runs)
+    return history.build(mark_unstable(loaded.records, runs), expectations, loaded.clusters, envs)
+
+
+def repeat_regressions(console, envs: list, expectations, cases, formats, out_dir, jobs, timeout, times: int) -> None:
+    """Run the cases of every class with a regression ``times`` more times on each release of its
+    runtime (``RUN/repeat-K/``): :func:`mark_unstable` then finds the pairs whose verdict varies."""
+    from conformance.cli import _execute
+    from conformance.history.environments import Env
+    from conformance.history.targets import env_targets
+    from conformance.run import Options
+    from conformance.run.files import OutLock
+
+    model = _model(envs, expectations)
+    suspects: dict[str, set[str]] = {}
+    for cls in (model or {}).get("classes", []):
+        for line in cls["lines"]:
+            if line.get("regressions"):
+                suspects.setdefault(line["runtime"], set()).update(cls.get("case_ids") or [])
+    for env in envs:
+        wanted = suspects.get(env["package"])
+        if not wanted or not env.get("run"):
+            continue
+        chosen = [c for c in cases if c.id in wanted]
+        release = Env(env["package"], env["version"], Path(env["python"]).parent.parent, python=env["python"])
+        targets, skipped = env_targets(release, formats)
+        console.print(f"{env['package']} {env['version']}: {len(chosen)} cases of classes that came back, "
+                      f"{times} more time{'s' if times != 1 else ''}", highlight=False)
+        for k in range(1, times + 1):
+            folder = Path(env["run"]) / f"repeat-{k}"
+            with OutLock(folder):
+                _execute(console, chosen, [], targets, skipped, Options(out_dir=folder, jobs=jobs, timeout=timeout),
+                         True, None, None, None, False, 0, 0.0, None, True)
+
+
+def mark_unstable(records: list, runs: list) -> list:
+    """The records, each whose (case, target) got another verdict in a repeat of its release's run
+    (``RUN/repeat-*/results.jsonl``) marked ``unstable`` with every verdict seen."""
+    from conformance.run.results import read_results
+    seen: dict[tuple, set] = {}
+    for run in runs:
+        for path in sorted(Path(run).glob("repeat-*/results.jsonl")):
+            for rec in read_results(path):
+                if "case" in rec and "target" in rec:
+                    seen.setdefault((rec["case"], rec["target"]), set()).add(rec["verdict"])
+    out = []
+    for rec in records:
+        verdicts = seen.get((rec["case"], rec["target"]), set()) | {rec["verdict"]}
+        out.append(dict(rec, unstable=sorted(verdicts)) if len(verdicts) > 1 else rec)
+    return out
+
+
+def gaps(envs: list, expectations, every: dict) -> list[tuple[str, str]]:
+    """The middle release of each gap in which a class changes on a line (it shows in one release
+    run and not in the next one run, or the other way round) and releases not run lie between."""
+    from packaging.version import Version
+
+    model = _model(envs, expectations)
+    if model is None:
+        return []
+    tried = {(e["package"], e["version"]) for e in envs}
+    wanted: set[tuple[str, str]] = set()
+    for cls in model["classes"]:
+        for line in cls["lines"]:
+            runtime = line["line"].split("/", 1)[0]
+            order = model["releases"].get(runtime, [])
+            ran = [(v, st) for v, st in zip(order, line["states"]) if st in ("shows", "fixed", "clean")]
+            for (low, was), (high, now) in zip(ran, ran[1:]):
+                if (was == "shows") == (now == "shows"):
+                    continue
+                inside = [v for v in every.get(runtime, [])
+                          if Version(low) < Version(v) < Version(high) and (runtime, v) not in tried]
+                if inside:
+                    wanted.add((runtime, inside[len(inside) // 2]))
+    return sorted(wanted, key=lambda pv: (pv[0], Version(pv[1])))
+
+
+def merge(out_dir: Path, envs: list, expectations, started: str, timings: dict, case_paths: list,
+          case_ids: set | None = None) -> dict:
+    """Every release's run merged into OUT/results.jsonl (only the pairs of ``case_ids`` where given:
+    a release's run folder keeps the pairs of earlier selections too), judged under the
+    expectations, with the report and the history view beside it."""
     from conformance.cli import write_reports
     from conformance.gate import classify
     from conformance.report import history
@@ -164,7 +281,8 @@ def merge(out_dir: Path, envs: list, expectations, started: str, timings: dict, 
     out_dir = Path(out_dir)
     runs = [e["run"] for e in envs if e.get("run") and (Path(e["run"]) / "results.jsonl").is_file()]
     loaded = load(runs) if runs else None
-    records = [dict(r, **classify(r, expectations, None)) for r in (loaded.records if loaded else [])]
+    records = [dict(r, **classify(r, expectations, None)) for r in mark_unstable(loaded.records if loaded else [], runs)
+               if case_ids is None or r["case"] in case_ids]
     out_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(out_dir / "results.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
     targets = [t for info in (loaded.runs if loaded else []) for t in info.get("targets", [])]
@@ -184,8 +302,9 @@ def print_classes(console, model: dict, limit: int = 40) -> None:
     its regressions."""
     from rich.table import Table
     table = Table(title="divergence classes across releases", show_lines=False)
-    for column in ("class", "runtime", "first", "last", "fixed", "regressions"):
-        table.add_column(column, overflow="fold")
+    table.add_column("class", overflow="ellipsis", no_wrap=True, max_width=max(30, console.width - 60))
+    for column in ("runtime", "first", "last", "fixed", "regressions"):
+        table.add_column(column, no_wrap=True)
     rows = 0
     for cls in model.get("classes", []):
         by_runtime: dict = {}

@@ -2,7 +2,7 @@
 
 An environment is a virtual environment under the cache folder (``~/.cache/rnn-conformance/history``,
 or ``$RNN_CONFORMANCE_CACHE/history``) named ``PACKAGE-VERSION``, holding that release and a numpy it
-imports with, and a link to the suite's ``conformance`` package (only its runtime adapters are
+imports with (and the ml_dtypes that goes with it, for bfloat16), and a link to the suite's ``conformance`` package (only its runtime adapters are
 imported there). It is made once: ``ready.json`` records what was installed and the import check;
 a release that cannot be installed or imported keeps its reason there too and is not tried again
 unless ``--retry`` asks. numpy is the pinned one first (constraints.txt); where the release was
@@ -26,6 +26,8 @@ from conformance.history.versions import IMPORT_NAMES
 
 #: seconds pip may take to install one release
 INSTALL_TIMEOUT = 900
+#: what an environment holds, as a number: an environment made by another recipe is made again
+RECIPE = 2
 
 
 def cache_root() -> Path:
@@ -90,14 +92,23 @@ def _import_check(python: Path, package: str) -> str:
     return lines[-1][:400] if lines else f"exit status {done.returncode}"
 
 
-def _pinned_numpy() -> str:
+def _pinned(name: str) -> str:
+    """``name==VERSION`` as constraints.txt pins it, else as installed here."""
     root = Path(conformance.__file__).resolve().parent.parent / "constraints.txt"
     if root.is_file():
         for line in root.read_text().splitlines():
-            if line.startswith("numpy=="):
+            if line.startswith(f"{name}=="):
                 return line.strip()
-    import numpy
-    return f"numpy=={numpy.__version__}"
+    from importlib.metadata import version
+    return f"{name}=={version(name)}"
+
+
+def _read_ready(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def ensure(package: str, version: str, root: Path | None = None, retry: bool = False, log=print) -> Env:
@@ -106,8 +117,8 @@ def ensure(package: str, version: str, root: Path | None = None, retry: bool = F
     env = Env(package, version, folder)
     python = _python_of(folder)
     ready = folder / "ready.json"
-    if ready.is_file() and not (retry and json.loads(ready.read_text()).get("error")):
-        data = json.loads(ready.read_text())
+    data = _read_ready(ready)
+    if data.get("recipe") == RECIPE and not (retry and data.get("error")):
         env.python, env.error, env.installed = data.get("python", ""), data.get("error", ""), data.get("installed", {})
         if not env.error:
             _link_suite(folder, python)
@@ -117,8 +128,11 @@ def ensure(package: str, version: str, root: Path | None = None, retry: bool = F
     venv.EnvBuilder(with_pip=True, clear=True, symlinks=os.name != "nt").create(folder)
     env.python = str(python)
     error = ""
-    for numpy_req in (_pinned_numpy(), "numpy<2"):
-        done = _pip(python, "install", "-q", "--only-binary", ":all:", f"{package}=={version}", numpy_req)
+    for numpy_req in (_pinned("numpy"), "numpy<2"):
+        # ml_dtypes: the bfloat16 arrays the adapters exchange with OpenVINO (pinned beside the pinned
+        # numpy; with numpy 1, the newest that supports it)
+        dtypes = _pinned("ml_dtypes") if numpy_req.startswith("numpy==") else "ml_dtypes<0.5"
+        done = _pip(python, "install", "-q", "--only-binary", ":all:", f"{package}=={version}", numpy_req, dtypes)
         if done.returncode != 0:
             error = "could not be installed: " + " ".join((done.stderr or done.stdout).strip().splitlines()[-3:])[:600]
             continue
@@ -131,6 +145,6 @@ def ensure(package: str, version: str, root: Path | None = None, retry: bool = F
         listed = _pip(python, "list", "--format", "json")
         env.installed = {p["name"]: p["version"] for p in json.loads(listed.stdout or "[]")}
     env.error = error
-    ready.write_text(json.dumps({**env.to_json(), "host_python": sys.version.split()[0],
+    ready.write_text(json.dumps({**env.to_json(), "recipe": RECIPE, "host_python": sys.version.split()[0],
                                  "platform": sysconfig.get_platform()}, indent=2))
     return env

@@ -25,14 +25,26 @@ import numpy as np
 PROTOCOL = 4
 
 
-def pack(array) -> bytes:
+#: the element types .npy cannot name (ml_dtypes'): they travel as their raw bits, with their name
+RAW_BITS = {"bfloat16": np.uint16}
+
+
+def pack(array) -> tuple[str, bytes]:
+    """(element type name where .npy cannot name it, else ""; the array as .npy bytes)."""
+    arr = np.asarray(array)
+    name = arr.dtype.name if arr.dtype.name in RAW_BITS else ""
     buf = io.BytesIO()
-    np.save(buf, np.asarray(array), allow_pickle=False)
-    return buf.getvalue()
+    np.save(buf, arr.view(RAW_BITS[name]) if name else arr, allow_pickle=False)
+    return name, buf.getvalue()
 
 
-def unpack(data: bytes):
-    return np.load(io.BytesIO(data), allow_pickle=False)
+def unpack(packed: tuple[str, bytes]):
+    name, data = packed
+    arr = np.load(io.BytesIO(data), allow_pickle=False)
+    if name:
+        import ml_dtypes
+        arr = arr.view(getattr(ml_dtypes, name))
+    return arr
 
 
 def _answers():

@@ -62,7 +62,7 @@ TEMPLATES = Path(__file__).parent / "templates"
 #: verdicts that say a case did not run on a target: it neither shows a class nor fixes it
 NOT_RUN = frozenset({"not-expressible", "error"})
 #: the states of a class on a line in one release (a timeline's cells); None: no pair on the line there
-STATES = ("shows", "fixed", "clean", "not-run")
+STATES = ("shows", "fixed", "clean", "not-run", "unstable")
 SOURCE_RANK = {"expectation": 0, "cluster": 1, "family": 2}
 
 
@@ -173,8 +173,11 @@ def _class_of(record: dict, entry: Entry | None, clusters: _Clusters, gated_here
 
 
 def _follow(releases: list[str], present: set[str], members: dict[str, set[str]],
-            ran: dict[str, set[str]]) -> dict[str, Any]:
-    """A class on one line: its state in each release, and first, last, fixed, fixes, regressions."""
+            ran: dict[str, set[str]], unstable: dict[str, set[str]] | None = None) -> dict[str, Any]:
+    """A class on one line: its state in each release, and first, last, fixed, fixes, regressions.
+    A release where a case of the class gave different verdicts in repeated runs (``unstable``:
+    release -> cases) is ``unstable``: it neither shows, fixes nor brings the class back."""
+    unstable = unstable or {}
     states: list[str | None] = []
     shows: list[str] = []
     fixes: list[str] = []
@@ -187,6 +190,9 @@ def _follow(releases: list[str], present: set[str], members: dict[str, set[str]]
             states.append(None)
             continue
         failing = members.get(r) or set()
+        if unstable.get(r) and (unstable[r] & (failing | reference)):
+            states.append("unstable")
+            continue
         if failing:
             if fixed_at is not None and last_shown is not None:
                 regressions.append({"shown": last_shown, "fixed": fixed_at, "again": r})
@@ -263,10 +269,13 @@ def build(records: Iterable[dict], expectations: Expectations | None = None, clu
     classes: dict[tuple, dict] = {}
     members: dict[tuple, defaultdict[str, defaultdict[str, set[str]]]] = {}   # class -> line -> release -> cases
     matched: dict[int, Counter] = defaultdict(Counter)   # id(entry) -> (runtime, release) -> pairs
+    unstable: defaultdict[str, defaultdict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for rec, runtime, release, line in rows:
         present[line].add(release)
         runtime_of_line.setdefault(line, runtime)
         verdict = str(rec["verdict"])
+        if rec.get("unstable"):  # its verdict varied between repeated runs of this release
+            unstable[line][release].add(str(rec["case"]))
         if verdict not in NOT_RUN:
             ran[line][release].add(str(rec["case"]))
         if verdict not in FAILING:
@@ -294,11 +303,12 @@ def build(records: Iterable[dict], expectations: Expectations | None = None, clu
         for line in sorted(members[key], key=lambda ln: (runtime_of_line[ln], natural_key(ln))):
             runtime = runtime_of_line[line]
             by_release = members[key][line]
-            followed = _follow(order[runtime], present[line], by_release, ran[line])
+            followed = _follow(order[runtime], present[line], by_release, ran[line], unstable.get(line))
             lines.append({"line": line, "runtime": runtime, **followed,
                           "cases": len(set().union(*by_release.values())),
+                          "unstable": [r for r, st in zip(order[runtime], followed["states"]) if st == "unstable"],
                           "pairs_by_release": {r: len(by_release[r]) for r in order[runtime] if by_release.get(r)}})
-        cls.update(runtimes=sorted(cls["runtimes"]), cases=len(cls["cases"]), lines=lines,
+        cls.update(runtimes=sorted(cls["runtimes"]), cases=len(cls["cases"]), case_ids=sorted(cls["cases"]), lines=lines,
                    verdicts=_ordered_counts(cls["verdicts"]), verdict=worst(list(cls["verdicts"])),
                    regressions=sum(len(ln["regressions"]) for ln in lines),
                    open=any(ln["fixed"] is None for ln in lines))
