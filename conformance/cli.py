@@ -1,5 +1,10 @@
 """The command line: ``conformance run | list | schema`` (and, from their own modules, ``report``,
-``worker``, ``fuzz`` and ``history``)."""
+``worker``, ``fuzz`` and ``history``, imported when named).
+
+What a command needs is imported when it runs, and ``run`` finds its targets (in throwaway
+processes) while it loads the corpus and imports the engine, so the first verdict comes soon
+(docs/startup.md).
+"""
 
 from __future__ import annotations
 
@@ -10,29 +15,16 @@ import platform
 import re
 import signal
 import sys
+import threading
 from collections import Counter
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from conformance import __version__
-from conformance.baseline import Baseline
-from conformance.case import SCHEMA, load_paths
-from conformance.compare.verdicts import FAILING
-from conformance.gate import Expectations, ExpectationsError, classify
-from conformance.report import terminal
-from conformance.report.artifacts import finish as finish_artifacts
-from conformance.run import Engine, Options, Pool, ResultStore, SelectError, compile_expression
-from conformance.run.ablation import ABLATED_VERDICTS, ablate
-from conformance.run.engine import REPEAT_UNDER, write_run_info
-from conformance.run.files import Busy, OutLock, WriteError, is_write_error, write_atomic, write_error
-from conformance.run.probe import PROBE_TIMEOUT, measured
-from conformance.runtimes.discovery import discover
-from conformance.runtimes.effective import describe_host, host
-from conformance.runtimes.effective import summary as configuration_summary
-from conformance.selection import CONFIG_HELP, check_tolerance, narrow, select_targets, specs_by_format
+from conformance.run.engine import REPEAT_UNDER
+from conformance.run.select import SelectError, compile_expression
+from conformance.selection import CONFIG_HELP
 
 DEFAULT_CASES = ("cases",)
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
@@ -82,10 +74,50 @@ def case_limits():
     return dataclasses.replace(DEFAULT_LIMITS, **click.get_current_context().meta.get("case_limits", {}))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+#: the commands of their own modules, each imported when it is named (``--help`` imports them all)
+LAZY_COMMANDS = {"report": "conformance.report.cli_report:report_command",
+                 "worker": "conformance.run.cluster_cli:worker_command",
+                 "fuzz": "conformance.fuzz.cli:fuzz_command",
+                 "history": "conformance.history.cli:history_command"}
+
+
+class Commands(click.Group):
+    """The command group, with the commands of :data:`LAZY_COMMANDS` imported when named."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in LAZY_COMMANDS and cmd_name not in self.commands:
+            import importlib
+            module, attr = LAZY_COMMANDS[cmd_name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="conformance")
 def main():
     """Cross-spec conformance suite for RNN, GRU and LSTM (ONNX, OpenVINO, DirectML)."""
+    _children_skip_the_script()
+
+
+def _children_skip_the_script() -> None:
+    """Have spawned processes (workers, discovery, the reaper) skip this console script, as they
+    do under ``python -m conformance``.
+
+    multiprocessing's spawn runs the parent's ``__main__`` again in every child, by its path when it
+    has no module spec, and the ``conformance`` script's first line imports this whole command line
+    (0.4 s or more per process, before a worker can even import its runtime). The children run
+    functions of :mod:`conformance.run` by name and need nothing of the script, and spawn skips a
+    ``__main__`` whose spec names a package's ``__main__`` module: so the script's is set to
+    ``conformance.__main__``, the module ``python -m conformance`` runs. Any other ``__main__``
+    (a user's script that calls :func:`main`) is left as it is."""
+    script = sys.modules.get("__main__")
+    if script is None or getattr(script, "__spec__", None) is not None or getattr(script, "main", None) is not main:
+        return
+    import importlib.util
+    script.__spec__ = importlib.util.find_spec("conformance.__main__")
 
 
 @main.command()
@@ -152,6 +184,13 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, clu
     baseline covers it, or when a case file has an error; 2 on a usage error (including a
     malformed expectations file).
     """
+    from rich.console import Console
+
+    from conformance.case.load import load_paths
+    from conformance.run.engine import Options
+    from conformance.run.files import Busy, OutLock, WriteError, is_write_error, write_error
+    from conformance.run.probe import PROBE_TIMEOUT
+    from conformance.selection import check_tolerance, select_targets
     console = Console(stderr=False)
     paths = paths or tuple(Path(p) for p in DEFAULT_CASES if Path(p).exists())
     if not paths:
@@ -161,20 +200,23 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, clu
         select = compile_expression(expr)
     except SelectError as exc:
         raise click.UsageError(str(exc)) from exc
-    if not cluster:  # with --cluster, the cluster's workers have the targets (opened below)
-        targets, skipped, _ = select_targets(spec_filter, plugins, runtimes, devices, not no_entry_points, configs)
-
+    # the targets are found in throwaway processes while this one loads the expectations and the
+    # corpus; with --cluster, the cluster's workers have the targets (opened below)
+    finding = None if cluster else Meanwhile(select_targets, spec_filter, plugins, runtimes, devices,
+                                             not no_entry_points, configs)
     try:
-        expectations = Expectations.load(expectation_paths) if expectation_paths else None
-        base = Baseline.load(baseline) if baseline else None
-    except ExpectationsError as exc:
-        raise click.UsageError(str(exc)) from exc
+        expectations, base = _gate_inputs(expectation_paths, baseline)
+        cases, load_errors = load_paths(paths, limits=case_limits(), tier=tier)
+    finally:
+        if finding is not None:
+            targets, skipped, _ = finding.result()  # its usage error first, as when it ran alone
     if base is not None and base.skipped:
         console.print(f"warning: {baseline}: {base.skipped} line(s) that are not results skipped (the first at line "
                       f"{base.first_skipped})", highlight=False, markup=False, soft_wrap=True)
-    gate = (lambda rec: classify(rec, expectations, base)) if (expectations or base) else None
-
-    cases, load_errors = load_paths(paths, limits=case_limits(), tier=tier)
+    gate = None
+    if expectations or base:
+        from conformance.gate import classify
+        gate = lambda rec: classify(rec, expectations, base)  # noqa: E731 - as the Engine takes it
     cases = [c for c in cases if select(c.id)]
     options = Options(out_dir=Path(out_dir), jobs=jobs, timeout=timeout, prec=prec, tolerance=tolerance_policy,
                       repeat_under=repeat_under, batch=batch)
@@ -204,15 +246,68 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, clu
     sys.exit(code)
 
 
+class Meanwhile:
+    """``func(*args)`` in a thread of its own, started now: :meth:`result` waits for its value or
+    raises its exception. For work that waits on short-lived processes (discovery); never for work
+    that starts a process meant to outlive the thread (a pool's worker dies with the thread that
+    started it: PR_SET_PDEATHSIG)."""
+
+    def __init__(self, func, *args):
+        self._value, self._error = None, None
+        self._thread = threading.Thread(target=self._call, args=(func, args), daemon=True,
+                                        name=f"conformance-{getattr(func, '__name__', 'call')}")
+        self._thread.start()
+
+    def _call(self, func, args) -> None:
+        try:
+            self._value = func(*args)
+        except BaseException as exc:  # noqa: BLE001 - raised again by result()
+            self._error = exc
+
+    def result(self):
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+def _gate_inputs(expectation_paths, baseline):
+    """(Expectations or None, Baseline or None) of --expectations and --baseline; a malformed file
+    is a usage error."""
+    if not expectation_paths and not baseline:
+        return None, None
+    from conformance.baseline import Baseline
+    from conformance.gate import Expectations, ExpectationsError
+    try:
+        return (Expectations.load(expectation_paths) if expectation_paths else None,
+                Baseline.load(baseline) if baseline else None)
+    except ExpectationsError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
 def _execute(console, cases, load_errors, targets, skipped, options, fresh, expectations, base, gate, ablation,
              ablation_budget, ablation_time, memory_limit, quiet, verbose=False, artifacts="failing", cluster=None) -> int:
     """The run proper, inside the output folder's lock: the exit status."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from conformance.compare.verdicts import FAILING
+    from conformance.report import terminal
+    from conformance.report.artifacts import finish as finish_artifacts
+    from conformance.run.ablation import ABLATED_VERDICTS, ablate
+    from conformance.run.engine import Engine, write_run_info
+    from conformance.run.files import write_atomic
+    from conformance.run.probe import PROBE_TIMEOUT, measured
+    from conformance.run.results import ResultStore
+    from conformance.run.workers import Pool
+    from conformance.runtimes.effective import host
     out_dir, jobs, timeout = options.out_dir, options.jobs, options.timeout
     store = ResultStore(out_dir, resume=not fresh)
     write_atomic(Path(out_dir) / "load_errors.json", json.dumps([e.to_json() for e in load_errors], indent=2))
     with cluster.pool() if cluster else Pool(jobs, memory_limit=memory_limit) as pool:
         # each target's effective configuration (a cluster's workers measured theirs); a runtime that
-        # hangs on the probe costs its timeout once
+        # hangs on the probe costs its timeout once. Measured in this thread, never a helper one: a
+        # worker dies with the thread that started it (PR_SET_PDEATHSIG), and the probe's workers
+        # go on to run the pairs
         targets = targets if cluster else measured(targets, pool, timeout=min(timeout, PROBE_TIMEOUT), folder=out_dir)
         info = {
             "suite": __version__, "started": datetime.datetime.now(datetime.UTC).isoformat(),
@@ -289,6 +384,9 @@ def ended_by_sigterm():
 def print_configurations(console, targets) -> None:
     """The host, and each runtime's measured configuration (once per runtime, not per spec)."""
     from rich.markup import escape
+
+    from conformance.runtimes.effective import describe_host, host
+    from conformance.runtimes.effective import summary as configuration_summary
     console.print(f"host: {escape(describe_host(host()))}", highlight=False, soft_wrap=True)
     seen = set()
     for t in targets:
@@ -323,6 +421,12 @@ def list_(paths, expr, show_targets, configs, tier):
     if configs and not show_targets:
         raise click.UsageError("--config selects targets: use it with --targets")
     if show_targets:
+        from conformance.run.probe import measured
+        from conformance.run.workers import Pool
+        from conformance.runtimes.discovery import discover
+        from conformance.runtimes.effective import describe_host, host
+        from conformance.runtimes.effective import summary as configuration_summary
+        from conformance.selection import narrow, specs_by_format
         targets, skipped = discover(specs_by_format(()), ())
         targets, warnings = narrow(targets, configs=configs, skipped=skipped) if configs else (targets, [])
         for w in warnings:
@@ -339,6 +443,7 @@ def list_(paths, expr, show_targets, configs, tier):
         select = compile_expression(expr)
     except SelectError as exc:
         raise click.UsageError(str(exc)) from exc
+    from conformance.case.load import load_paths
     cases, errors = load_paths(paths or DEFAULT_CASES, limits=case_limits(), materialize=False, tier=tier)
     for c in cases:
         if select(c.id):
@@ -351,18 +456,9 @@ def list_(paths, expr, show_targets, configs, tier):
 @main.command()
 def schema():
     """Print the JSON Schema of the case-file format (for editors)."""
+    from conformance.case.schema import SCHEMA
     click.echo(json.dumps(SCHEMA, indent=2))
 
-
-from conformance.fuzz.cli import fuzz_command  # noqa: E402 - the commands of their own modules register here
-from conformance.history.cli import history_command  # noqa: E402
-from conformance.report.cli_report import report_command  # noqa: E402
-from conformance.run.cluster_cli import worker_command  # noqa: E402
-
-main.add_command(report_command)
-main.add_command(worker_command)
-main.add_command(fuzz_command)
-main.add_command(history_command)
 
 if __name__ == "__main__":
     main()

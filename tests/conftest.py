@@ -36,6 +36,20 @@ SLOW_TESTS = frozenset({
 })
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _own_case_cache(tmp_path_factory):
+    """The tests (and the CLI they run) read and write a case cache of their own, not the user's:
+    their temporary case files would pile up there (docs/startup.md). CONFORMANCE_CASE_CACHE, where
+    set, wins."""
+    if os.environ.get("CONFORMANCE_CASE_CACHE"):
+        yield
+        return
+    patch = pytest.MonkeyPatch()
+    patch.setenv("CONFORMANCE_CASE_CACHE", str(tmp_path_factory.mktemp("case-cache")))
+    yield
+    patch.undo()
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if Path(str(item.fspath)).stem in SLOW_MODULES or item.originalname in SLOW_TESTS:

@@ -5,19 +5,23 @@ loading goes on with the rest. Loading is bounded by :class:`~conformance.case.l
 file (regular files only, its size, YAML nodes and depth) before it is parsed, the matrix before
 it is expanded, and each case's tensor elements and multiply-adds before any tensor is built.
 ``materialize=False`` (``conformance list``) builds no tensor at all, and reports the same errors.
+A file that loads without an error is kept in the case cache (:mod:`conformance.case.cache`, keyed by
+its bytes), and read back from there while its bytes stay the same.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import json
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import jsonschema
 import yaml
 
+import conformance.case.cache as cache
 import conformance.case.validate as validate
 from conformance.case.limits import DEFAULT_LIMITS, Limits, clip_text, how_to_raise
 from conformance.case.model import Case, CaseError
@@ -37,11 +41,15 @@ from conformance.case.yamlio import (
     LineDict,
     Where,
     YAMLLimitError,
+    decode_utf8,
     describe_yaml_error,
     load_yaml,
-    read_text,
+    read_bytes,
     where_of,
 )
+
+if TYPE_CHECKING:
+    import jsonschema
 
 SHAPE_KEYS = ("seq_length", "batch_size", "input_size")
 TOP_KEYS = ("dtype", "form", "expect", "outputs")
@@ -49,8 +57,15 @@ TENSOR_KEYS = tuple(sorted({n for names in INPUTS.values() for n in names}))
 ATTRIBUTE_KEYS = tuple(SCHEMA["properties"]["attributes"]["properties"])
 MATRIX_KEYS = ATTRIBUTE_KEYS + SHAPE_KEYS + TOP_KEYS + TENSOR_KEYS
 
-_VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 _KNOWN_KEYS = known_keys(SCHEMA) | set(MATRIX_KEYS)
+
+
+@functools.cache
+def _validator() -> jsonschema.Draft202012Validator:
+    """The case schema's validator, made when a file is first parsed (a run whose files all come
+    from the case cache never imports jsonschema)."""
+    import jsonschema
+    return jsonschema.Draft202012Validator(SCHEMA)
 
 
 def _identity(path: Path):
@@ -136,10 +151,27 @@ def case_prefix(path: Path, op: str) -> str:
 
 def load_file(path, limits: Limits = DEFAULT_LIMITS, materialize: bool = True
               ) -> tuple[list[Case], list[CaseError]]:
+    """The cases of one file and its errors; from the case cache where these bytes loaded without
+    an error before (:mod:`conformance.case.cache`)."""
     path = Path(path)
+    try:
+        data = read_bytes(path, limits.max_file_bytes)
+    except FileProblem as exc:
+        return [], [CaseError(Where(str(path), exc.line), "", exc.message)]
+    entry = cache.entry(path, data, limits, materialize)
+    cached = entry.get() if entry is not None else None
+    if cached is not None:
+        return cached, []
+    cases, errors = _parse(data, path, limits, materialize)
+    if entry is not None and not errors:
+        entry.put(cases)
+    return cases, errors
+
+
+def _parse(data: bytes, path: Path, limits: Limits, materialize: bool) -> tuple[list[Case], list[CaseError]]:
     name = str(path)
     try:
-        text = read_text(path, limits)
+        text = decode_utf8(data)
     except FileProblem as exc:
         return [], [CaseError(Where(name, exc.line), "", exc.message)]
     try:
@@ -162,7 +194,7 @@ def load_document(doc, path: Path, limits: Limits = DEFAULT_LIMITS, materialize:
         return [], [CaseError(top, "", f"a case file must be a mapping, not {type(doc).__name__}",
                               "starting from the example in README.md")]
     errors = [_schema_error(e, doc, top) for e in
-              sorted(_VALIDATOR.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))]
+              sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))]
     if errors:
         return [], errors
     for key in doc.get("matrix", {}):
@@ -212,7 +244,7 @@ def _matrix_value_error(variant: dict, doc, params: dict, top: Where) -> tuple[W
     the case, at the line of its matrix key; None when every value fits."""
     if not params:
         return None
-    for err in sorted(_VALIDATOR.iter_errors(variant), key=lambda e: list(map(str, e.absolute_path))):
+    for err in sorted(_validator().iter_errors(variant), key=lambda e: list(map(str, e.absolute_path))):
         path = [str(p) for p in err.absolute_path]
         key = next((k for k in params if k in path[:2]), None)
         if key is None:

@@ -239,6 +239,8 @@ class Engine:
         return f"{digest or known}:{hashlib.sha256(judged.encode()).hexdigest()[:12]}"
 
     def count_pending(self) -> int:
+        if not getattr(self.store, "records", True):  # nothing judged yet: every pair is pending, and
+            return len(self.cases) * len(self.targets)  # no case's digest is needed before its turn
         return sum(len(todo) for _, _, todo in self.pending_pairs())
 
     def run(self, pool: Pool | None = None) -> RunSummary:
@@ -262,13 +264,19 @@ class Engine:
             self.pool = None
 
     def _jobs(self):
-        """Jobs for every pending pair, made lazily: the oracle's first, then each target's."""
-        pending = list(self.pending_pairs())
-        self.summary.skipped_pairs += len(self.cases) * len(self.targets) - sum(len(t) for _, _, t in pending)
-        for ci, case, todo in pending:
+        """Jobs for every pending pair, made lazily: the oracle's first, then each target's. A case's
+        digest and features are computed when its turn comes, so the first job starts at once."""
+        pending, pairs, late = 0, self.pending_pairs(), False
+        for ci, case, todo in pairs:
+            pending += len(todo)
             if self.opt.deadline is not None and time.monotonic() > self.opt.deadline:
-                return  # out of time: the pairs not started have no record
+                late = True  # out of time: the pairs not started have no record
+                pending += sum(len(t) for _, _, t in pairs)
+                break
             yield from self._schedule(ci, case, todo)
+        self.summary.skipped_pairs += len(self.cases) * len(self.targets) - pending
+        if late:
+            return
         for target in list(self.open_batches):
             yield self._batch_job(target)
 

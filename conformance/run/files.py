@@ -46,9 +46,12 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: str | os.PathLike[str], data: str | bytes, encoding: str = "utf-8") -> Path:
+def write_atomic(path: str | os.PathLike[str], data: str | bytes, encoding: str = "utf-8", sync: bool = True
+                 ) -> Path:
     """Write ``data`` to ``path`` as a whole: a temporary file in the same folder, flushed and
-    renamed over ``path``. Raises WriteError where the folder cannot take it."""
+    renamed over ``path``. Raises WriteError where the folder cannot take it. ``sync=False`` skips
+    the fsync, for a cache whose reader checks what it reads (a crash may then leave a file that
+    does not check, never half of one under its name while the machine runs)."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -57,7 +60,8 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, encoding: str 
             with os.fdopen(fd, "wb") as f:
                 f.write(data.encode(encoding) if isinstance(data, str) else data)
                 f.flush()
-                os.fsync(f.fileno())
+                if sync:
+                    os.fsync(f.fileno())
             os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a report is as open() makes it
             os.replace(tmp, path)
         except BaseException:

@@ -176,7 +176,9 @@ class Pool:
     def _fill(self, source) -> object:
         """Pull from ``source`` while the look-ahead has room, starting each job at once where a
         worker is free, so that the caller's preparation of the next jobs (translation, a batch
-        filling up) overlaps the workers' calls; returns the source or None when spent."""
+        filling up) overlaps the workers' calls; returns the source or None when spent. It returns
+        early when a busy worker has answered, so that the answer is taken (and the worker given its
+        next job) at once rather than after the whole look-ahead is prepared."""
         while source is not None and len(self._queue) < self.lookahead:
             job = next(source, None)
             if job is None:
@@ -184,6 +186,8 @@ class Pool:
             self._queue.append(job)
             if len(self._busy) < self.jobs:
                 self._start_next()
+            elif wait([w.conn for w in self._busy], timeout=0):
+                break
         return source
 
     def _pick(self):

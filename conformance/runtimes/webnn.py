@@ -44,6 +44,9 @@ PAGE = ORIGIN + "/replay.html"
 BROWSER_DIED = 70
 #: documents per page round trip (the suite's batches for a WebNN target: Target.batch)
 BATCH = 32
+#: documents of a batch the page replays at once (replay.html replayBatch): while one awaits its
+#: build or its read, the next builds; each has its own graph and tensors
+IN_FLIGHT = 4
 DESCRIPTION = ("WebNN graph documents replayed in {browser} through Playwright "
                "(conformance/specs/webnn/replay.html served at http://localhost)")
 
@@ -154,8 +157,8 @@ class WebNN:
         arrays), or raised as RuntimeRejected for a single document."""
         texts = [Path(model).read_text() if not isinstance(model, (bytes, bytearray)) else model.decode()
                  for model in models]
-        answers = self._evaluate("([texts, options]) => replayBatch(texts, options)",
-                                 [texts, self.context_options])
+        answers = self._evaluate("([texts, options, width]) => replayBatch(texts, options, width)",
+                                 [texts, self.context_options, IN_FLIGHT])
         results: list[list[np.ndarray] | RuntimeRejected] = []
         for text, answer in zip(texts, answers):
             if not answer.get("ok"):  # the document is read here only for its source and violations
@@ -170,7 +173,7 @@ class WebNN:
     def timings(self, models: list) -> list[dict]:
         """The page's own build and compute times (ms) for each document: the bare WebNN calls."""
         texts = [Path(m).read_text() for m in models]
-        answers = self._evaluate("([texts, options]) => replayBatch(texts, options)", [texts, self.context_options])
+        answers = self._evaluate("([texts, options]) => replayBatch(texts, options, 1)", [texts, self.context_options])
         return [{"build_ms": a.get("build_ms"), "compute_ms": a.get("compute_ms"), "ok": a.get("ok")}
                 for a in answers]
 
