@@ -98,7 +98,9 @@ def history(session):
     onnxruntime and OpenVINO, the corpus's representative subset on each, merged into
     reports/history/ with history.html (posargs go to `conformance history`, e.g.
     `-- onnxruntime==1.20.1,1.32.0 --full`). Needs the package index once per release."""
-    session.install("-c", "constraints.txt", "-e", ".")
+    # the pinned OpenVINO writes the IR programs every release reads (the translator builds them with
+    # OpenVINO's own builders, in this process); each release runs in its own environment
+    session.install("-c", "constraints.txt", "-e", ".", "openvino")
     args = session.posargs or HISTORY
     session.run("conformance", "history", "--jobs", JOBS, "--expectations", "expectations", *args)
     session.log("report: reports/history/history.html (index.html beside it)")
