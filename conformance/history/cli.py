@@ -11,6 +11,7 @@ judged under the expectations, with the usual report (``OUT/index.html``) and th
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import json
 import sys
 import time
@@ -105,6 +106,10 @@ def history_command(selections, case_paths, full, expr, spec_filter, limit, out_
         expectations = Expectations.load(expectation_paths) if expectation_paths else None
     except (VersionSpecError, SelectError, ExpectationsError) as exc:
         raise click.UsageError(str(exc)) from exc
+    if any(sel.package == "openvino" for sel in chosen) and importlib.util.find_spec("openvino") is None:
+        raise click.UsageError("a history of OpenVINO needs the pinned openvino here too: its builders write the IR "
+                               "programs every release reads (pip install -c constraints.txt openvino, or use "
+                               "`nox -s history`)")
     paths = list(case_paths) or ([Path("cases")] if full else representative(Path("cases"), case_limits()))
     if not paths or not all(Path(p).exists() for p in paths):
         raise click.UsageError("no case paths given and ./cases does not exist")
