@@ -146,7 +146,7 @@ def history_command(selections, case_paths, full, expr, spec_filter, limit, out_
     if repeats:
         repeat_regressions(console, envs, expectations, cases, formats, out_dir, jobs, timeout, repeats)
     merged = merge(out_dir, envs, expectations, started, timings, [str(p) for p in paths], {c.id for c in cases})
-    print_classes(console, json.loads((Path(out_dir) / "history.json").read_text()))
+    print_classes(console, merged["model"])
     console.print(f"history: {merged['records']} verdicts from {merged['runs']} release runs; "
                   f"{merged['unavailable']} release(s) unavailable; report {out_dir / 'history.html'}",
                   highlight=False, soft_wrap=True)
@@ -197,15 +197,20 @@ def run_releases(console, releases, cases, load_errors, formats, out_dir, jobs, 
     return envs, timings
 
 
+def _load_runs(envs: list):
+    """(the run folders of ``envs`` that hold results, their records merged and marked by
+    :func:`mark_unstable`, the :class:`~conformance.report.merge.Loaded` they came from)."""
+    from conformance.report.merge import Loaded, load
+    runs = [e["run"] for e in envs if e.get("run") and (Path(e["run"]) / "results.jsonl").is_file()]
+    loaded = load(runs) if runs else Loaded()
+    return runs, mark_unstable(loaded.records, runs), loaded
+
+
 def _model(envs: list, expectations) -> dict | None:
     """The history model of the runs so far (no report written)."""
     from conformance.report import history
-    from conformance.report.merge import load
-    runs = [e["run"] for e in envs if e.get("run") and (Path(e["run"]) / "results.jsonl").is_file()]
-    if not runs:
-        return None
-    loaded = load(runs)
-    return history.build(mark_unstable(loaded.records, runs), expectations, loaded.clusters, envs)
+    runs, records, loaded = _load_runs(envs)
+    return history.build(records, expectations, loaded.clusters, envs) if runs else None
 
 
 def repeat_regressions(console, envs: list, expectations, cases, formats, out_dir, jobs, timeout, times: int) -> None:
@@ -289,25 +294,24 @@ def merge(out_dir: Path, envs: list, expectations, started: str, timings: dict, 
     from conformance.cli import write_reports
     from conformance.gate import classify
     from conformance.report import history
-    from conformance.report.merge import load
     from conformance.run.files import write_atomic
 
     out_dir = Path(out_dir)
-    runs = [e["run"] for e in envs if e.get("run") and (Path(e["run"]) / "results.jsonl").is_file()]
-    loaded = load(runs) if runs else None
-    records = [dict(r, **classify(r, expectations, None)) for r in mark_unstable(loaded.records if loaded else [], runs)
+    runs, marked, loaded = _load_runs(envs)
+    records = [dict(r, **classify(r, expectations, None)) for r in marked
                if case_ids is None or r["case"] in case_ids]
     out_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(out_dir / "results.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
-    targets = [t for info in (loaded.runs if loaded else []) for t in info.get("targets", [])]
+    targets = [t for info in loaded.runs for t in info.get("targets", [])]
     info = {"started": started, "finished": datetime.datetime.now(datetime.UTC).isoformat(),
             "argv": sys.argv, "cases": case_paths, "targets": targets,
             "history": {"environments": envs, "seconds": timings}}
     write_atomic(out_dir / "run.json", json.dumps(info, indent=2, sort_keys=True))
-    write_reports(records, info, out_dir, loaded.clusters if loaded else None)
-    model = history.build(records, expectations, loaded.clusters if loaded else None, envs)
+    write_reports(records, info, out_dir, loaded.clusters)
+    model = history.build(records, expectations, loaded.clusters, envs)
     history.write(model, out_dir)
-    return {"records": len(records), "runs": len(runs), "unavailable": sum(1 for e in envs if e.get("error"))}
+    return {"records": len(records), "runs": len(runs), "unavailable": sum(1 for e in envs if e.get("error")),
+            "model": model}
 
 
 def print_classes(console, model: dict, limit: int = 40) -> None:
