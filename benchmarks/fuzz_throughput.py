@@ -1,11 +1,12 @@
 """Fuzzer throughput (cases per second per core) and what each deliberately wrong implementation
 costs the fuzzer to find and minimize.
 
-    python benchmarks/fuzz_throughput.py [--seconds 60] [--jobs 1 --jobs 4] [--sets onnxruntime,all]
+    python benchmarks/fuzz_throughput.py [--seconds 60] [--jobs 1 --jobs 4] [--sets onnxruntime,runtimes]
     python benchmarks/fuzz_throughput.py --wrong [--seconds 60] [--only NAME]   # tests/wrong, one campaign each
 
-Throughput runs generate only (no shrinking, no database, a fresh output folder), so every second
-goes to drawing, translating, the oracle and the runtimes; "per core" divides by the worker count
+Throughput runs generate only (no shrinking, no database, a fresh output folder, the shipped
+expectations and regressions known as ``conformance fuzz`` has them; ``--nothing-known`` drops them),
+so every second goes to drawing, translating, the oracle and the runtimes; "per core" divides by the worker count
 (one worker process per core). A case counts once however many targets it runs on.
 
 The --wrong mode runs one campaign per class of tests/wrong (its ops only, spec onnx-22, shrinking
@@ -27,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 from conformance.case import load_paths  # noqa: E402
 from conformance.fuzz.campaign import Campaign, CampaignConfig  # noqa: E402
 from conformance.fuzz.strategies import Scope  # noqa: E402
+from conformance.gate import Expectations  # noqa: E402
 from conformance.run.processes import cpu_count  # noqa: E402
 from conformance.runtimes import discover, plugin_targets  # noqa: E402
 from conformance.specs import SPECS  # noqa: E402
@@ -39,17 +41,27 @@ def specs_by_format() -> dict:
     return out
 
 
+#: the engines of ``nox -s conformance-all`` (compilers): in the "all" set, not in "runtimes"
+ENGINES = ("tract", "mnn", "iree", "tvm")
+
+
 def target_set(name: str) -> list:
-    if name == "all":
-        return discover(specs_by_format(), (), use_entry_points=False)[0]
+    """A runtime's targets; "runtimes": every target of ``nox -s conformance``; "all": with the engines."""
+    if name in ("all", "runtimes"):
+        found = discover(specs_by_format(), (), use_entry_points=False)[0]
+        return [t for t in found if name == "all" or t.runtime not in ENGINES]
     targets, _ = discover(specs_by_format(), (), use_entry_points=False, runtimes=(name,))
     return [t for t in targets if t.runtime == name]
 
 
-def throughput(targets, jobs: int, seconds: float, seed: int) -> dict:
+def throughput(targets, jobs: int, seconds: float, seed: int, known: bool = True) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
+        # as `conformance fuzz --no-shrink --no-database` runs: the shipped expectations and the
+        # corpus' regressions are known, so a known divergence does not end a hypothesis run
+        expectations = Expectations.load([ROOT / "expectations"]) if known else None
         cfg = CampaignConfig(targets=targets, out_dir=Path(tmp) / "found", budget_s=seconds, jobs=jobs, seed=seed,
-                             database=None, shrink=False)
+                             database=None, shrink=False, expectations=expectations,
+                             known=(ROOT / "cases" / "regressions",) if known else ())
         res = Campaign(cfg).run()
     return {"targets": len(targets), "jobs": jobs, "cases": res.examples, "valid": res.valid, "invalid": res.invalid,
             "seconds": round(res.elapsed_s, 1), "cases_per_s": round(res.throughput, 2),
@@ -91,7 +103,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--jobs", type=int, action="append", help="worker counts to measure (default: 1 and all cores)")
-    ap.add_argument("--sets", default="onnxruntime,all", help="target sets: a runtime name, or all")
+    ap.add_argument("--sets", default="onnxruntime,runtimes",
+                    help="target sets: a runtime name, runtimes (nox -s conformance's), or all (with the engines)")
+    ap.add_argument("--nothing-known", action="store_true",
+                    help="no expectations, no known regressions: every divergence is a finding and ends its run")
     ap.add_argument("--seed", type=int, default=20)
     ap.add_argument("--wrong", action="store_true", help="time the fuzzer on each tests/wrong implementation")
     ap.add_argument("--only", action="append", default=[], help="with --wrong: only this implementation (repeatable)")
@@ -104,7 +119,7 @@ def main() -> None:
         for name in args.sets.split(","):
             targets = target_set(name)
             for jobs in args.jobs or sorted({1, cpu_count()}):
-                row = dict(set=name, **throughput(targets, jobs, args.seconds, args.seed))
+                row = dict(set=name, **throughput(targets, jobs, args.seconds, args.seed, known=not args.nothing_known))
                 result["throughput"].append(row)
                 print(json.dumps(row), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,31 +1,61 @@
-"""Corpus throughput, the suite's overhead against the bare runtime calls, oracle speed.
+"""The main benchmark: every figure of the speed goals (issue 17, docs/speed.md), measured side by
+side in one run, and written to benchmarks/README.md with the machine and the date.
 
-Measured side by side in one process run (the machines are shared and noisy): the suite's wall
-time on the corpus and the sum of the bare runtime calls for the same models are taken in
-alternation, `--rounds` times, and the ratio is reported per round and as the median.
+    python benchmarks/run_all.py [--cases cases] [-k EXPR] [--rounds 1] [--jobs 2] [--fuzz-seconds 45]
+                                 [--engines] [--no-readme] [--out reports/bench]
 
-    python benchmarks/run_all.py [--cases cases] [-k EXPR] [--rounds 2] [--out reports/bench]
+Per round, in this order: the suite on the corpus with every target of ``nox -s conformance`` (the
+runtimes; ``--engines`` adds tract, MNN, IREE and TVM), batched (the default) and with
+``--no-batch``; then the same programs called on the bare runtimes in this process, one program per
+call, summed. The ratio is the suite's wall time over the bare sum divided by the cores used
+(``--jobs``): the unbatched physical limit. Then, once: the seconds to the first verdict of
+``conformance run`` (benchmarks/startup.py's launcher, a warm cache), the fuzzer's cases per second
+per core (benchmarks/fuzz_throughput.py, as ``conformance fuzz --no-shrink`` runs: the shipped
+expectations and regressions known) with onnxruntime and with every runtime target, and the oracle.
+Timings only: the tests assert none of this.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import re
 import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from conformance.case import load_paths  # noqa: E402
-from conformance.run import Engine, Options, ResultStore, compile_expression  # noqa: E402
+from conformance.run import Engine, Options, Pool, ResultStore, compile_expression  # noqa: E402
+from conformance.run.probe import measured  # noqa: E402
 from conformance.runtimes import discover  # noqa: E402
 from conformance.specs import SPECS, NotExpressible  # noqa: E402
 
-BUILTIN = ("onnxruntime", "openvino", "onnx-reference")
+#: the engines of ``nox -s conformance-all`` (compilers: seconds per model), left out unless --engines
+ENGINES = ("tract", "mnn", "iree", "tvm")
+README = ROOT / "benchmarks" / "README.md"
+BEGIN, END = "<!-- run_all: begin -->", "<!-- run_all: end -->"
+
+
+def specs_by_format() -> dict:
+    out: dict = {}
+    for name, spec in SPECS.items():
+        out.setdefault(spec.format, []).append(name)
+    return out
+
+
+def corpus_targets(engines: bool) -> list:
+    """The targets ``nox -s conformance`` runs here (plus the engines), their configuration measured."""
+    targets, _ = discover(specs_by_format(), (), use_entry_points=False)
+    targets = [t for t in targets if engines or t.runtime not in ENGINES]
+    with Pool(2) as pool, tempfile.TemporaryDirectory() as tmp:
+        return measured(targets, pool, folder=tmp)
 
 
 def macs(case) -> int:
@@ -36,37 +66,87 @@ def macs(case) -> int:
     return g * h * (s["input_size"] + h) * s["seq_length"] * s["batch_size"] * d
 
 
-def suite_wall(cases, targets, jobs: int) -> tuple[float, float]:
+def suite_wall(cases, targets, jobs: int, batch: bool = True) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         store = ResultStore(tmp, resume=False)
-        engine = Engine(cases, targets, store, Options(out_dir=Path(tmp), jobs=jobs, write_programs=True))
+        engine = Engine(cases, targets, store, Options(out_dir=Path(tmp), jobs=jobs, batch=batch))
         start = time.perf_counter()
         summary = engine.run()
         wall = time.perf_counter() - start
         store.close()
-    return wall, summary.runtime_s
+    return {"wall_s": wall, "in_runtime_s": summary.runtime_s, "in_runtime_by": dict(summary.runtime_by),
+            "verdicts": dict(summary.counts)}
 
 
-def bare_calls(cases, targets) -> float:
-    """The same models on the same runtimes, called directly in this process, summed."""
-    programs = {}
-    for case in cases:
-        for spec in {t.spec for t in targets}:
-            programs[(case.id, spec)] = SPECS[spec].translate(case)
-    runtimes = {t.ref: t.ref.build() for t in targets}
-    total = 0.0
-    for case in cases:
-        for t in targets:
-            prog = programs[(case.id, t.spec)]
-            if isinstance(prog, NotExpressible):
-                continue
-            start = time.perf_counter()
-            try:
-                runtimes[t.ref].run(prog.model, prog.feeds)
-            except Exception:
-                pass
-            total += time.perf_counter() - start
-    return total
+def bare_calls(cases, targets) -> dict:
+    """The same programs on the same runtimes, called directly in this process, one program per
+    call: seconds per runtime, summed. One runtime is alive at a time (a browser per WebNN target)."""
+    by: Counter = Counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        programs: dict = {}
+        for ci, case in enumerate(cases):
+            for spec in sorted({t.spec for t in targets}):
+                prog = SPECS[spec].translate(case)
+                if not isinstance(prog, NotExpressible) and prog.format != "onnx":
+                    folder = Path(tmp) / f"{ci}-{spec}"
+                    folder.mkdir()
+                    SPECS[spec].write(prog, folder)
+                programs[(ci, spec)] = prog
+        for ref in dict.fromkeys(t.ref for t in targets):
+            runtime = ref.build()
+            mine = [t for t in targets if t.ref == ref]
+            for ci, case in enumerate(cases):
+                for t in mine:
+                    prog = programs[(ci, t.spec)]
+                    if isinstance(prog, NotExpressible) or case.op in t.gates:
+                        continue
+                    start = time.perf_counter()
+                    try:
+                        runtime.run(prog.runtime_input(), prog.feeds)
+                    except Exception:  # noqa: BLE001, S110 - a refusal costs what it costs
+                        pass
+                    by[t.runtime] += time.perf_counter() - start
+            close = getattr(runtime, "close", None)
+            if callable(close):
+                close()
+    return dict(by)
+
+
+def bare_in_child(cases, targets) -> dict:
+    """bare_calls for each runtime in a fresh interpreter of its own, as the suite's workers are (two
+    WebNN browsers cannot share one process's Playwright)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    by: Counter = Counter()
+    for ref in dict.fromkeys(t.ref for t in targets):
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as ex:
+            by.update(ex.submit(bare_calls, cases, [t for t in targets if t.ref == ref]).result())
+    return dict(by)
+
+
+def startup(rounds: int = 5) -> dict:
+    """Seconds to the first verdict of ``conformance run cases/gru --runtime onnxruntime --spec
+    onnx-14 --jobs 1`` and to its end (medians), the caches warm."""
+    from benchmarks.startup import SCRIPT, launch
+    args = ["run", "cases/gru", "--runtime", "onnxruntime", "--spec", "onnx-14", "--jobs", "1", "--fresh", "-q"]
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "conformance"
+        script.write_text(SCRIPT)
+        launch(script, ROOT, args, Path(tmp) / "out", pyc=True)   # warms the caches
+        runs = [launch(script, ROOT, args, Path(tmp) / "out", pyc=True) for _ in range(rounds)]
+    firsts = [f for f, _, _ in runs if f is not None]
+    return {"command": "conformance " + " ".join(args), "rounds": rounds,
+            "first_verdict_s": statistics.median(firsts) if firsts else None,
+            "total_s": statistics.median(t for _, t, _ in runs)}
+
+
+def fuzzer(seconds: float, engines: bool) -> list[dict]:
+    from benchmarks.fuzz_throughput import target_set, throughput
+    rows = []
+    for name in ("onnxruntime", "runtimes") + (("all",) if engines else ()):
+        rows.append(dict(set=name, **throughput(target_set(name), 1, seconds, seed=20)))
+        print(f"fuzzer, {name}: {rows[-1]['cases_per_s_per_core']} cases/s per core", flush=True)
+    return rows
 
 
 def oracle_speed(cases, limit: int = 40) -> dict:
@@ -95,12 +175,30 @@ def oracle_speed(cases, limit: int = 40) -> dict:
             "cached_ms_per_case": 1000 * cached / len(sample)}
 
 
+def machine() -> dict:
+    import platform
+
+    from conformance.runtimes.effective import describe_host, host
+    facts = host()
+    versions = {}
+    for name in ("onnxruntime", "openvino", "torch", "onnx", "numpy", "hypothesis"):
+        try:
+            versions[name] = __import__(name).__version__
+        except Exception:  # noqa: BLE001 - not installed
+            continue
+    return {"host": describe_host(facts), "cpus": facts.get("cpus"), "python": platform.python_version(),
+            "versions": versions, "date": datetime.date.today().isoformat()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", default=str(ROOT / "cases"))
     ap.add_argument("-k", default="")
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--fuzz-seconds", type=float, default=45.0)
+    ap.add_argument("--engines", action="store_true", help="also the engines of nox -s conformance-all")
+    ap.add_argument("--no-readme", action="store_true", help="do not write the figures to benchmarks/README.md")
     ap.add_argument("--out", default=str(ROOT / "reports" / "bench"))
     ap.add_argument("--production", action="store_true",
                     help="also time the oracle on the production tier (benchmarks/production_oracle.py; minutes)")
@@ -109,35 +207,40 @@ def main() -> int:
     cases, errors = load_paths([args.cases])
     select = compile_expression(args.k)
     cases = [c for c in cases if select(c.id)]
-    targets, _ = discover({"onnx": [s for s in SPECS if s.startswith("onnx")]}, use_entry_points=False)
-    targets = [t for t in targets if t.runtime in BUILTIN]
+    targets = corpus_targets(args.engines)
     pairs = len(cases) * len(targets)
-    print(f"{len(cases)} cases x {len(targets)} targets = {pairs} pairs")
+    print(f"{len(cases)} cases x {len(targets)} targets = {pairs} pairs, --jobs {args.jobs}", flush=True)
 
     print("oracle (cold, then cached) ...", flush=True)
     oracle = oracle_speed(cases)
-    # warm the cache for the whole corpus so the suite's timing is of a cached run
-    suite_wall(cases, targets[:1], jobs=2)
+    suite_wall(cases, [t for t in targets if t.runtime == "onnxruntime"][:1], jobs=args.jobs)  # every oracle cached
 
     rounds = []
     for r in range(args.rounds):
-        wall, inside = suite_wall(cases, targets, args.jobs)
-        bare = bare_calls(cases, targets)
-        rounds.append({"suite_wall_s": wall, "suite_time_in_runtime_s": inside, "bare_calls_s": bare,
-                       "ratio": wall / bare, "pairs_per_s": pairs / wall})
-        print(f"round {r + 1}: suite {wall:.2f} s, bare runtime calls {bare:.2f} s, "
-              f"ratio {wall / bare:.2f}x, {pairs / wall:.1f} pairs/s", flush=True)
-    result = {
-        "cases": len(cases), "targets": [t.id for t in targets], "pairs": pairs, "jobs": args.jobs,
-        "rounds": rounds, "median_ratio": statistics.median(r["ratio"] for r in rounds),
-        "median_pairs_per_s": statistics.median(r["pairs_per_s"] for r in rounds), "oracle": oracle,
-    }
-    print(f"oracle: {oracle['cold_ms_per_case']:.1f} ms/case uncached ({oracle['macs_per_s']:.3g} "
-          f"multiply-adds/s at 128+192 bits), {oracle['cached_ms_per_case']:.2f} ms/case cached")
-    print(f"median suite/bare ratio {result['median_ratio']:.2f}x; "
-          f"{result['median_pairs_per_s']:.1f} pairs/s with --jobs {args.jobs}")
-    from benchmarks.webnn_overhead import measure as webnn_overhead
-    result["webnn"] = webnn_overhead(cases, rounds=args.rounds)  # {"skipped": why} without a WebNN browser
+        batched = suite_wall(cases, targets, args.jobs)
+        alone = suite_wall(cases, targets, args.jobs, batch=False)
+        bare = bare_in_child(cases, targets)
+        limit = sum(bare.values()) / args.jobs
+        row = {"suite": batched, "suite_no_batch": alone, "bare_by_runtime_s": bare, "bare_s": sum(bare.values()),
+               "bare_per_core_s": limit, "ratio": batched["wall_s"] / limit,
+               "ratio_no_batch": alone["wall_s"] / limit,
+               "openvino_in_runtime_s": batched["in_runtime_by"].get("openvino", 0.0),
+               "openvino_in_runtime_no_batch_s": alone["in_runtime_by"].get("openvino", 0.0),
+               "openvino_bare_s": bare.get("openvino", 0.0),
+               "same_verdicts": batched["verdicts"] == alone["verdicts"]}
+        rounds.append(row)
+        print(f"round {r + 1}: suite {batched['wall_s']:.1f} s (--no-batch {alone['wall_s']:.1f} s), bare calls "
+              f"{row['bare_s']:.1f} s = {limit:.1f} s per core; ratio {row['ratio']:.2f}x "
+              f"(--no-batch {row['ratio_no_batch']:.2f}x); OpenVINO inside the runtime {row['openvino_in_runtime_s']:.1f} s "
+              f"batched, {row['openvino_in_runtime_no_batch_s']:.1f} s alone, bare {row['openvino_bare_s']:.1f} s",
+              flush=True)
+    result = {"machine": machine(), "cases": len(cases), "targets": [t.id for t in targets], "pairs": pairs,
+              "jobs": args.jobs, "rounds": rounds, "median_ratio": statistics.median(r["ratio"] for r in rounds),
+              "oracle": oracle}
+    print(f"oracle: {oracle['cold_ms_per_case']:.1f} ms/case uncached, {oracle['cached_ms_per_case']:.2f} ms cached")
+    result["startup"] = startup()
+    print(f"start-up: first verdict {result['startup']['first_verdict_s']:.2f} s", flush=True)
+    result["fuzzer"] = fuzzer(args.fuzz_seconds, args.engines)
     if args.production:
         from benchmarks.production_oracle import DEFAULT_K
         from benchmarks.production_oracle import measure as production_oracle
@@ -148,7 +251,51 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench.json").write_text(json.dumps(result, indent=2))
     print(f"written {out / 'bench.json'}")
+    if not args.no_readme and not args.k and Path(args.cases).resolve() == (ROOT / "cases").resolve():
+        write_readme(result)
+        print(f"written {README} (between {BEGIN} and {END})")
     return 0
+
+
+def table(result: dict) -> str:
+    """The figures as benchmarks/README.md shows them."""
+    m = result["machine"]
+    lines = [f"Measured {m['date']} on {m['host']}, {m['cpus']} cores, Python {m['python']}, "
+             + ", ".join(f"{k} {v}" for k, v in m["versions"].items()) + f"; {result['cases']} cases x "
+             f"{len(result['targets'])} targets = {result['pairs']} pairs, --jobs {result['jobs']}.", "",
+             "| figure | value | goal |", "|---|---|---|"]
+    for k, r in enumerate(result["rounds"], 1):
+        suffix = f" (round {k})" if len(result["rounds"]) > 1 else ""
+        lines += [
+            f"| suite wall, batched{suffix} | {r['suite']['wall_s']:.1f} s | |",
+            f"| suite wall, `--no-batch`{suffix} | {r['suite_no_batch']['wall_s']:.1f} s | |",
+            f"| bare calls, summed (per core) | {r['bare_s']:.1f} s ({r['bare_per_core_s']:.1f} s) | |",
+            f"| **suite / bare per core** | **{r['ratio']:.2f}x** (`--no-batch` {r['ratio_no_batch']:.2f}x) | ≤ 1.2x |",
+            f"| OpenVINO inside the runtime: batched / alone / bare | {r['openvino_in_runtime_s']:.1f} s / "
+            f"{r['openvino_in_runtime_no_batch_s']:.1f} s / {r['openvino_bare_s']:.1f} s | |",
+            f"| same verdict counts batched and `--no-batch` | {r['same_verdicts']} | True |",
+        ]
+    s = result["startup"]
+    lines.append(f"| start-up to the first verdict (`{s['command']}`, median of {s['rounds']}) | "
+                 f"{s['first_verdict_s']:.2f} s | < 1 s |")
+    goals = {"onnxruntime": "≥ 20", "runtimes": "≥ 8"}
+    for row in result["fuzzer"]:
+        lines.append(f"| fuzzer, {row['set']} ({row['targets']} targets), cases/s per core | "
+                     f"{row['cases_per_s_per_core']:.1f} | {goals.get(row['set'], '')} |")
+    bare = result["rounds"][-1]["bare_by_runtime_s"]
+    lines += ["", "Bare calls per runtime (s): " + ", ".join(f"{k} {v:.1f}" for k, v in
+                                                          sorted(bare.items(), key=lambda kv: -kv[1])) + "."]
+    return "\n".join(lines)
+
+
+def write_readme(result: dict) -> None:
+    text = README.read_text()
+    block = f"{BEGIN}\n{table(result)}\n{END}"
+    if BEGIN in text and END in text:
+        text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, text, flags=re.S)
+    else:
+        text = text.rstrip() + "\n\n## The main benchmark (`run_all.py`)\n\n" + block + "\n"
+    README.write_text(text)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import re
 import signal
 import sys
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -335,12 +336,17 @@ def _execute(console, cases, load_errors, targets, skipped, options, fresh, expe
             finally:
                 store.close()
         latest = store.latest()
-        clusters = None
+        clusters, ablation_s = None, 0.0
         if ablation and any(r["verdict"] in ABLATED_VERDICTS for r in latest):
             if not quiet:
                 console.print("ablating the failing groups to name their causes ...")
+            started = time.perf_counter()
             clusters = ablate(latest, cases, targets, pool, out_dir, budget=ablation_budget, timeout=timeout,
                               seconds=ablation_time)
+            ablation_s = time.perf_counter() - started
+            if not quiet:  # its share of the run: what naming the causes costs
+                share = ablation_s / max(summary.wall_s + ablation_s, 1e-9)
+                console.print(f"ablation: {ablation_s:.1f} s, {share:.0%} of the run", highlight=False)
     # judge the whole selection, resumed pairs included, under today's expectations
     if expectations:
         for entry in expectations.entries:
@@ -352,7 +358,7 @@ def _execute(console, cases, load_errors, targets, skipped, options, fresh, expe
     info.update({"finished": datetime.datetime.now(datetime.UTC).isoformat(),
                  "counts": dict(Counter(r["verdict"] for r in records)),
                  "gate": dict(Counter(r.get("gate", "") for r in records)),
-                 "wall_s": summary.wall_s, "runtime_s": summary.runtime_s})
+                 "wall_s": summary.wall_s, "runtime_s": summary.runtime_s, "ablation_s": round(ablation_s, 3)})
     write_run_info(out_dir, info)
     gated = {(r["case"], r["target"]): r for r in records}
     written = finish_artifacts(out_dir, [gated.get((r["case"], r["target"]), r) for r in latest], artifacts)

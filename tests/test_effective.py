@@ -279,6 +279,7 @@ def test_the_ablation_names_the_configuration_as_the_cause(tmp_path):
                                                if "precision=default→bf16" in r["target"])
     report = (out / "index.html").read_text()
     assert "measured configuration" in report and "computes float32 in bf16" in report
+    assert json.loads((out / "run.json").read_text())["ablation_s"] > 0   # its share of the run, recorded
 
 
 def test_a_failure_beyond_the_declared_precision_is_ablated_by_feature(tmp_path):

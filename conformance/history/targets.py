@@ -76,6 +76,6 @@ def env_targets(env: Env, specs_by_format: dict, timeout: float = DISCOVERY_TIME
         targets.append(Target(t["runtime"], t["version"], t["device"], t["config"], t["spec"], ref,
                               format=t["format"], description=f"{t['description']} (environment {env.folder})",
                               precision=t.get("precision", ""), configuration=t.get("configuration", {}),
-                              family=t.get("family", ""), batch=t.get("batch", 0), gates=t.get("gates", {})))
+                              family=t.get("family", ""), gates=t.get("gates", {})))  # the proxy takes one program per call
     skipped = [Skipped(f"{env.name} {name}", reason) for name, reason in answer["skipped"]]
     return targets, skipped

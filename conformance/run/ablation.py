@@ -215,13 +215,21 @@ def _beyond(key, records) -> str:
 
 def _ablate_configuration(within, target, targets, cases_by_id, records, pool, folder, timeout, explained,
                           budget, deadline=None, out_of_time="") -> int:
-    """Groups whose pairs are within their declared narrower precision: re-run each group's first case
-    with the precision pinned, and explain the group by the configuration. Returns the runs spent."""
+    """Groups whose pairs are within their declared narrower precision: each group's first case with
+    the precision pinned (the run's own record of it where the pinned target ran, else run now), and
+    the group explained by the configuration. Returns the runs spent."""
     sibling = pinned_sibling(target, targets)
-    verdicts = {}
-    if sibling is not None and budget > 0:
-        firsts = [cases_by_id[ids[0]] for _, ids in within][:budget]
-        verdicts = _run(firsts, sibling, pool, folder, timeout, deadline)
+    verdicts: dict = {}
+    ran = 0
+    if sibling is not None:
+        # the run itself has the sibling's verdict on most of these cases: read, not run again
+        verdicts = {r["case"]: _label(r) for r in records if r["target"] == sibling.id}
+        wanted = {ids[0] for _, ids in within}
+        verdicts = {case_id: v for case_id, v in verdicts.items() if case_id in wanted}
+        firsts = [cases_by_id[ids[0]] for _, ids in within if ids[0] not in verdicts][:max(0, budget)]
+        if firsts:
+            verdicts.update(_run(firsts, sibling, pool, folder, timeout, deadline))
+            ran = len(firsts)
     for key, ids in within:
         if sibling is not None and ids[0] not in verdicts and deadline is not None and time.monotonic() > deadline:
             explained.append((key, ids, out_of_time, [], []))
@@ -234,7 +242,7 @@ def _ablate_configuration(within, target, targets, cases_by_id, records, pool, f
         results = [] if sibling is None else [{"case": ids[0], "feature": "configuration",
                                                "change": sibling.config_label, "verdict": pinned}]
         explained.append((key, ids, cause, ["configuration"], results))
-    return len(verdicts)
+    return ran
 
 
 def _fair_quota(by_target: dict, cases_by_id: dict, budget: int) -> dict:

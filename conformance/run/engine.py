@@ -8,7 +8,11 @@ page round trip) gets its pairs in batches of that many. A batch can neither cre
 divergence: a pair whose verdict from the batch is not ``pass``, and every pair of a batch that
 crashed, hung or failed as a whole, is run again alone, and that run is what is recorded (with
 ``batch`` saying so). Pairs whose outputs may hold unspecified elements (they are run twice) never
-go in a batch. ``--no-batch`` (``Options.batch``) turns batches off.
+go in a batch, nor do pairs whose target computes in a precision narrower than the case's type
+(they fail the spec's bound by design). A runtime may run some programs of a batch on their own
+within the call (``RanAlone``: OpenVINO compiles a batch as one model, and a program it refuses is
+compiled by itself); those are recorded as pairs run alone. ``--no-batch`` (``Options.batch``)
+turns batches off.
 """
 
 from __future__ import annotations
@@ -103,6 +107,13 @@ def _size(prog: Program) -> int:
         return 0
 
 
+def _computes_narrower(case, target) -> bool:
+    """Whether the target's measured precision is narrower than the case's type (OpenVINO's default
+    configuration on a bf16 CPU): such a pair fails the spec's bound by design and would be run again
+    alone after its batch, so it is not batched at all."""
+    return narrower(BY_NAME.get(target.precision), case.dtype)
+
+
 def may_leave_unspecified(case) -> bool:
     """Whether the case's outputs may include unspecified elements (then a cheap pair is repeated)."""
     return case.valid and any(token.lower() in MAY_BE_SILENT for token in features(case))
@@ -131,6 +142,7 @@ class RunSummary:
     skipped_pairs: int = 0
     wall_s: float = 0.0
     runtime_s: float = 0.0          # time spent inside runtime calls (the bare cost)
+    runtime_by: Counter = field(default_factory=Counter)   # runtime name -> its share of runtime_s
 
     @property
     def failed(self) -> bool:
@@ -333,7 +345,7 @@ class Engine:
                 self._record(case, t, None, "error", f"translator failed: {type(prog).__name__}: {prog}")
             else:
                 repeat = self.opt.repeat_under if may_leave_unspecified(case) else 0.0
-                if t.batch > 1 and self.opt.batch and not repeat:
+                if t.batch > 1 and self.opt.batch and not repeat and not _computes_narrower(case, t):
                     self.open_batches.setdefault(t, []).append((ci, prog))
                     self.batch_bytes[t] = self.batch_bytes.get(t, 0) + _size(prog)
                     if len(self.open_batches[t]) >= t.batch or self.batch_bytes[t] >= BATCH_BYTES:
@@ -377,7 +389,7 @@ class Engine:
         if key[0] == "batch":
             return self._unbatch(outcome)
         _, ci, target, prog = key
-        self.summary.runtime_s += outcome.elapsed
+        self._spent(target, outcome.elapsed)
         case = self.cases[ci]
         okey = (ci, SPECS[target.spec].semantics)
         if case.valid and outcome.status == "ok" and okey not in self.oracle:
@@ -394,13 +406,20 @@ class Engine:
         answers = outcome.value if outcome.status == "ok" else None
         if not isinstance(answers, list) or len(answers) != len(entries):
             why = f"its batch of {len(entries)} ended with {outcome.status}: {outcome.error}"[:300]
-            self.summary.runtime_s += outcome.elapsed
+            self._spent(target, outcome.elapsed)
             for ci, prog in entries:
                 self._alone(ci, target, prog, why)
             return
-        for (ci, prog), (status, value, error, elapsed) in zip(entries, answers):
+        for (ci, prog), (status, value, error, elapsed, *alone) in zip(entries, answers):
+            why = alone[0] if alone else ""
+            if why:  # the runtime ran it on its own within the call: recorded as a pair run alone
+                self.alone[(ci, target)] = f"in a batch of {len(entries)}: {why}"[:300]
             self._receive(Outcome(("run", ci, target, prog), status, value, error, "", elapsed,
-                                  outcome.effective, batched=len(entries)))
+                                  outcome.effective, batched=0 if why else len(entries)))
+
+    def _spent(self, target, seconds: float) -> None:
+        self.summary.runtime_s += seconds
+        self.summary.runtime_by[target.runtime] += seconds
 
     def _release(self, okey) -> None:
         """One run of (case, profile) judged: the oracle result goes with the last one."""

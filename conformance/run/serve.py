@@ -5,7 +5,8 @@ builds its one runtime (or the oracle) once and answers each job with an Outcome
 may hold spec-silent elements is computed again in the same process (``again``). A ``batch`` job
 carries several programs for the runtime: its optional ``run_many(items)`` takes them in one call
 (WebNN: one page round trip), else they run one after another; the answer's value is one
-``(status, outputs or None, error, elapsed)`` per program.
+``(status, outputs or None, error, elapsed, alone)`` per program, ``alone`` saying why the runtime
+ran that program on its own within the call (``RanAlone``), else "".
 """
 
 from __future__ import annotations
@@ -96,7 +97,8 @@ def _serve(conn, binding, log: str | None = None) -> None:
             continue
         elapsed = time.perf_counter() - start
         if kind == "batch":
-            value = [(status, out, error, elapsed / max(1, len(returned))) for status, out, error in returned]
+            value = [(status, out, error, elapsed / max(1, len(returned)), alone)
+                     for status, out, error, alone in returned]
         elif kind in ("run", "probe"):
             try:
                 value = _as_arrays(returned)
@@ -133,16 +135,20 @@ def _batch(runtime, items: list) -> list:
             except Exception as exc:  # noqa: BLE001 - one item's refusal is that item's answer
                 answers.append(exc)
     _flush()
-    results: list[tuple[str, list | None, str]] = []
+    from conformance.runtimes.base import RanAlone
+    results: list[tuple[str, list | None, str, str]] = []
     for answer in answers:
+        alone = ""
+        if isinstance(answer, RanAlone):  # ran on its own in this call: recorded as a pair run alone
+            answer, alone = answer.answer, str(answer.why)[:300] or "ran alone"
         if isinstance(answer, Exception):
-            results.append(("error", None, f"{type(answer).__name__}: {answer}"[:4000]))
+            results.append(("error", None, f"{type(answer).__name__}: {answer}"[:4000], alone))
             continue
         try:
-            results.append(("ok", _as_arrays(answer), ""))
+            results.append(("ok", _as_arrays(answer), "", alone))
         except Exception as exc:  # noqa: BLE001 - not outputs: the runtime's fault, for this item
             results.append(("garbage", None, f"returned {_kind_of(answer)}, which is not a list of arrays: "
-                                             f"{type(exc).__name__}: {exc}"[:2000]))
+                                             f"{type(exc).__name__}: {exc}"[:2000], alone))
     return results
 
 

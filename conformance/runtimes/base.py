@@ -127,6 +127,18 @@ BUILD_ERROR_SUFFIX = ".build-error.txt"
 STAGES = ("converter", "compiler", "runtime")
 
 
+@dataclass
+class RanAlone:
+    """An answer of ``run_many`` for one item that ran on its own in that call, not as part of what
+    the runtime merged (OpenVINO compiles a batch as one model; an item it refused to read, or whose
+    node the merged compile named in its refusal, is compiled by itself): ``answer`` is its outputs
+    or the exception it raised, ``why`` says why it ran alone. The suite records such an answer as
+    it records a pair run alone, instead of running it a second time (conformance/run/engine.py)."""
+
+    answer: object
+    why: str
+
+
 class RuntimeRejected(Exception):
     """The runtime refused the program (raised by adapters for a clean refusal). ``stage``: which of
     :data:`STAGES` refused, for a runtime with several; the record's ``effective.stage`` says it."""

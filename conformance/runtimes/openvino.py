@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import platform
+import re
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +58,96 @@ class Adapter:
         self._compiled = None
         self._key = None      # what the compiled model was compiled from: a second call reuses it
         self._current = None  # the compiled model the last call ran (what effective() reports)
+
+    def prepare(self, model, feeds: dict[str, np.ndarray]):
+        """``(key, read)`` for one program: what identifies it, and a call giving its ov.Model (or
+        raising the refusal). Each adapter says how it reads its format."""
+        raise NotImplementedError
+
+    def run(self, model, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        key, read = self.prepare(model, feeds)
+        return self.infer(key, read, feeds)
+
+    def run_many(self, items: list) -> list:
+        """The runtime contract's optional batch call: the programs merged into one model of
+        independent subgraphs, compiled once and run once; answers in ``items``' order.
+
+        Each program is read on its own first: one OpenVINO refuses to read is answered by that
+        refusal. Programs of different element types are compiled apart (the pinned configuration's
+        hint is the model's type). Where the merged compile is refused and the refusal names a node,
+        the program owning it is compiled on its own and the rest merged again (at most
+        ``MERGE_RETRIES`` times); otherwise each is compiled on its own. Every program not run as
+        part of a merged model is answered ``RanAlone``, so the suite records it as run alone."""
+        from conformance.runtimes.base import RanAlone
+        answers: list = [None] * len(items)
+        groups: dict[str, list] = {}
+        for k, (model, feeds) in enumerate(items):
+            try:
+                _, read = self.prepare(model, feeds)
+                ov_model = read()
+                for op in ov_model.get_ops():  # whose node a refusal names (see _owner)
+                    op.set_friendly_name(f"{BATCH_MARK}{k}.{op.get_friendly_name()}")
+            except Exception as exc:  # noqa: BLE001 - that program's refusal is its answer
+                answers[k] = RanAlone(exc, "refused when read on its own")
+                continue
+            groups.setdefault(_element_type(ov_model), []).append((k, ov_model))
+        for members in groups.values():
+            why, refused = "the only one of its element type in its batch", 0
+            while len(members) > 1:
+                try:
+                    outputs = self._run_merged([m for _, m in members], [items[k][1] for k, _ in members])
+                except Exception as exc:  # noqa: BLE001 - the merged model's refusal: find whose it is
+                    culprit, refused = _owner(str(exc), [k for k, _ in members]), refused + 1
+                    why = f"its batch's merged model was refused: {_last_line(exc)}"
+                    if culprit is None or refused > MERGE_RETRIES:
+                        break
+                    members = [(k, m) for k, m in members if k != culprit]
+                    answers[culprit] = self._alone(items[culprit], f"the merged model's refusal named its node: "
+                                                                   f"{_last_line(exc)}")
+                    why = "the only one of its batch left after a refusal"
+                    continue
+                for (k, _), out in zip(members, outputs):
+                    answers[k] = out
+                members = []
+            for k, _ in members:
+                answers[k] = self._alone(items[k], why)
+        self._key = None  # the compiled model held for repeats is no longer the last one compiled
+        return answers
+
+    def _alone(self, item, why: str):
+        """One program of a batch compiled and run by itself (read again: a merged model may have
+        taken its nodes), as ``RanAlone``."""
+        from conformance.runtimes.base import RanAlone
+        model, feeds = item
+        try:
+            _, read = self.prepare(model, feeds)
+            self._current = None
+            compiled = compile_model(self.core, read(), self.device, self.config)
+            self._current = compiled
+            return RanAlone(run_compiled(compiled, feeds), why)
+        except Exception as exc:  # noqa: BLE001 - its refusal is its answer
+            return RanAlone(exc, why)
+
+    def _run_merged(self, models: list, feeds: list) -> list[list[np.ndarray]]:
+        """``models`` as one ov.Model (their Parameters and Results side by side), compiled and run
+        once; each model's outputs in its own order."""
+        import openvino as ov
+        self._current = None
+        merged = ov.Model([r for m in models for r in m.get_results()],
+                          [p for m in models for p in m.get_parameters()], "batch")
+        compiled = compile_model(self.core, merged, self.device, self.config)
+        self._current = compiled
+        fed = {}
+        for m, given in zip(models, feeds):
+            for inp in m.inputs:
+                fed[len(fed)] = _to_tensor(ov, given[inp.get_any_name()])
+        result = compiled.create_infer_request().infer(fed)
+        outputs = [_from_output(ov, out, result[out]) for out in compiled.outputs]
+        split, at = [], 0
+        for m in models:
+            split.append([np.array(o, copy=True) for o in outputs[at:at + len(m.outputs)]])
+            at += len(m.outputs)
+        return split
 
     def infer(self, key, read, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
         """Run the model ``read()`` gives (compiled once per ``key``: the same program asked again,
@@ -109,6 +200,34 @@ class Adapter:
         return found
 
 
+#: programs one worker call may take (Target.batch): compiled as one model (Adapter.run_many)
+BATCH = 8
+#: the prefix of a batched program's node names: its index in the batch follows
+BATCH_MARK = "batch-item-"
+#: how many programs a batch may lose to a merged compile's refusal before the rest run alone
+MERGE_RETRIES = 8
+
+
+def _element_type(model) -> str:
+    """A model's element type (its first input's): what the pinned configuration's hint follows."""
+    return str(model.inputs[0].get_element_type()) if model.inputs else ""
+
+
+def _owner(message: str, keys: list) -> int | None:
+    """Which of the batch's programs (``keys``: their indexes) owns the node a refusal names:
+    OpenVINO names the node it failed on (``node: opset5::GRUSequence <name>``), and run_many
+    prefixed every node's friendly name with its program's index. None where it names none of them."""
+    found = re.search(rf"node: \S+ {re.escape(BATCH_MARK)}(\d+)\.", message)
+    if found and int(found.group(1)) in keys:
+        return int(found.group(1))
+    return None
+
+
+def _last_line(exc: Exception) -> str:
+    lines = [line for line in str(exc).splitlines() if line.strip() and not line.startswith("Exception from")]
+    return (lines[-1] if lines else f"{type(exc).__name__}: {exc}")[:200]
+
+
 def _text(value) -> str | list:
     """An OpenVINO property value as plain data: ov.Type 'bfloat16' -> 'bf16', enums by name."""
     if isinstance(value, (list, tuple)):
@@ -127,8 +246,8 @@ class OpenVINOOnnxFrontend(Adapter):
     def properties(self, model) -> dict:
         return compile_properties(model, self.config)
 
-    def run(self, model: bytes, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-        return self.infer(hashlib.sha256(model).digest(), lambda: self.core.read_model(model=model), feeds)
+    def prepare(self, model: bytes, feeds: dict[str, np.ndarray]):
+        return hashlib.sha256(model).digest(), lambda: self.core.read_model(model=model)
 
 
 def compile_properties(model, config: str) -> dict:
@@ -189,7 +308,8 @@ def targets_of(adapter: type, fmt: str, specs: list, description: str) -> list:
     from conformance.runtimes.base import RuntimeRef, Target
     path = f"{adapter.__module__}:{adapter.__qualname__}"
     return [Target("openvino", version(), device, config, spec,
-                   RuntimeRef(path, (("device", device), ("config", config))), format=fmt, description=description)
+                   RuntimeRef(path, (("device", device), ("config", config))), format=fmt, description=description,
+                   batch=BATCH)
             for device in devices() for config in CONFIGS for spec in specs]
 
 

@@ -20,13 +20,13 @@ class OpenVINOIR(Adapter):
     format = FORMAT
     description = "OpenVINO reading the IR (xml + bin) from its files"
 
-    def run(self, model: str, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    def prepare(self, model: str, feeds: dict[str, np.ndarray]):
         path = self.program(model, ".xml", "an OpenVINO IR .xml file")
         weights = path.with_suffix(".bin")
         if not weights.exists():
             raise RuntimeRejected(f"the IR's weights {str(weights)!r} are missing beside {path.name!r}")
         key = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in (path, weights))
-        return self.infer(key, lambda: self.core.read_model(str(path), str(weights)), feeds)
+        return key, lambda: self.core.read_model(str(path), str(weights))
 
 
 def targets(specs_by_format: dict):

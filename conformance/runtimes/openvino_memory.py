@@ -28,10 +28,10 @@ class OpenVINOMemory(Adapter):
     format = FORMAT
     description = "OpenVINO: the op built with its Python builders and compiled in memory (no IR)"
 
-    def run(self, model: str, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    def prepare(self, model: str, feeds: dict[str, np.ndarray]):
         path = self.program(model, ".json", "an in-memory OpenVINO recipe (.json)")
         key = (str(path), path.stat().st_size, path.stat().st_mtime_ns)
-        return self.infer(key, lambda: build(path, feeds), feeds)
+        return key, lambda: build(path, feeds)
 
 
 def build(path: Path, feeds: dict[str, np.ndarray]):

@@ -1,0 +1,166 @@
+"""OpenVINO compiling a batch of programs as one model (conformance/runtimes/openvino.py
+``Adapter.run_many``), on the real OpenVINO, for all three ways in: the ONNX frontend, the IR read
+from its files, and the model built in memory.
+
+What must hold: every program's answer from a batch equals its answer alone (the same outputs bit
+for bit, or a refusal both ways); a program OpenVINO refuses, to read or to compile, is answered by
+its own refusal and marked as run alone; the rest of its batch still runs merged. And through the
+engine, the whole corpus gives the same verdicts batched and with ``--no-batch``, while batches
+really ran (docs/speed.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from collections import Counter
+
+import numpy as np
+import pytest
+
+pytest.importorskip("openvino")
+
+from conformance.case import load_paths
+from conformance.runtimes.base import RanAlone
+from conformance.runtimes.openvino import BATCH_MARK, OpenVINOOnnxFrontend, _owner
+from conformance.runtimes.openvino_ir import OpenVINOIR
+from conformance.runtimes.openvino_memory import OpenVINOMemory
+from conformance.specs import SPECS, NotExpressible
+from tests.conftest import ROOT
+
+ADAPTERS = {"onnx-14": OpenVINOOnnxFrontend, "openvino-opset5": OpenVINOIR,
+            "openvino-memory-opset5": OpenVINOMemory}
+
+
+def _programs(spec: str, tmp_path, n: int = 40):
+    """(model, feeds) of the first ``n`` valid cases of cases/gru and cases/lstm the spec expresses,
+    written where the format is files (the IR, the in-memory recipe)."""
+    cases, errors = load_paths([ROOT / "cases" / "gru", ROOT / "cases" / "lstm"])
+    assert not errors
+    items = []
+    for case in cases:
+        if not case.valid:
+            continue
+        prog = SPECS[spec].translate(case)
+        if isinstance(prog, NotExpressible):
+            continue
+        folder = tmp_path / f"p{len(items)}"
+        folder.mkdir()
+        SPECS[spec].write(prog, folder)
+        items.append((prog.runtime_input(), prog.feeds))
+        if len(items) == n:
+            break
+    return items
+
+
+def _answer_alone(runtime, model, feeds):
+    try:
+        return runtime.run(model, feeds)
+    except Exception as exc:  # noqa: BLE001 - a refusal is an answer
+        return exc
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, Exception) or isinstance(b, Exception):
+        return isinstance(a, Exception) and isinstance(b, Exception)
+    return len(a) == len(b) and all(x.shape == y.shape and x.dtype == y.dtype
+                                    and np.array_equal(x.view(np.uint8), y.view(np.uint8)) for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("spec", sorted(ADAPTERS))
+def test_a_batch_answers_as_each_program_alone(spec, tmp_path):
+    items = _programs(spec, tmp_path)
+    runtime = ADAPTERS[spec](config="precision=pinned")
+    alone = [_answer_alone(runtime, model, feeds) for model, feeds in items]
+    refused = sum(isinstance(a, Exception) for a in alone)
+    merged = Counter()
+    for start in range(0, len(items), 8):
+        batch = items[start:start + 8]
+        for k, answer in enumerate(runtime.run_many(batch)):
+            ran_alone = isinstance(answer, RanAlone)
+            value = answer.answer if ran_alone else answer
+            assert _same(value, alone[start + k]), (spec, start + k, value)
+            merged["alone" if ran_alone else "merged"] += 1
+            if isinstance(value, Exception):
+                assert ran_alone, "a refusal is answered by the program's own refusal, run alone"
+    assert merged["merged"] >= len(items) - refused - 8, merged  # batches really merged
+    assert runtime.effective().get("INFERENCE_PRECISION_HINT") == "f32"
+
+
+def test_a_refused_program_is_found_by_its_node_and_the_rest_run_merged(tmp_path):
+    """The ONNX frontend's CPU plugin refuses LeakyRelu inside GRU at compile time; the merged
+    model's refusal names the node, so only that program runs alone."""
+    items = _programs("onnx-14", tmp_path, n=80)
+    runtime = OpenVINOOnnxFrontend(config="precision=pinned")
+    alone = [_answer_alone(runtime, m, f) for m, f in items]
+    bad = [k for k, a in enumerate(alone) if isinstance(a, Exception) and "activation" in str(a).lower()]
+    good = [k for k, a in enumerate(alone) if not isinstance(a, Exception)]
+    assert bad and len(good) >= 4, "the corpus has GRU cases OpenVINO's CPU plugin refuses"
+    batch = [items[k] for k in good[:2] + bad[:1] + good[2:4]]
+    answers = runtime.run_many(batch)
+    assert [isinstance(a, RanAlone) for a in answers] == [False, False, True, False, False]
+    assert isinstance(answers[2].answer, Exception)
+    assert "named its node" in answers[2].why
+    for k, a in zip(good[:2] + good[2:4], answers[:2] + answers[3:]):
+        assert _same(a, alone[k])
+
+
+def test_a_program_refused_when_read_is_its_own_answer(tmp_path):
+    runtime = OpenVINOOnnxFrontend(config="precision=pinned")
+    model, feeds = next(item for item in _programs("onnx-14", tmp_path, n=80)
+                        if not isinstance(_answer_alone(runtime, *item), Exception))
+    answers = runtime.run_many([(model, feeds), (b"not an onnx model", feeds)])
+    assert isinstance(answers[1], RanAlone) and isinstance(answers[1].answer, Exception)
+    assert answers[1].why == "refused when read on its own"
+    assert isinstance(answers[0], RanAlone), "the one left of its batch compiles by itself"
+    assert _same(answers[0].answer, _answer_alone(runtime, model, feeds))
+
+
+def test_owner_reads_the_node_openvino_names():
+    message = (f"[ConvertGRUSequenceToTensorIterator] END: node: opset5::GRUSequence {BATCH_MARK}4.GRUSequence_31 "
+               f"(opset1::Transpose {BATCH_MARK}2.Transpose_8[0]) CALLBACK HAS THROWN: Unknown activation")
+    assert _owner(message, [1, 2, 4]) == 4
+    assert _owner(message, [1, 2]) is None
+    assert _owner("Unsupported activation function", [0, 1]) is None
+
+
+def test_a_pair_computing_narrower_than_its_type_is_not_batched(tmp_path):
+    """On a CPU where the default configuration computes float32 in bf16 (measured; here a target
+    double says so), its float32 pairs fail the spec's bound by design: they are not batched."""
+    from conformance.run import Engine, MemoryStore, Options
+    from conformance.runtimes.openvino import targets as frontend_targets
+    cases, _ = load_paths([ROOT / "cases" / "gru" / "basic.yaml"])
+    target = next(t for t in frontend_targets({"onnx": ["onnx-14"]})[0] if t.config == "precision=pinned")
+    assert target.batch > 1
+    records = {}
+    for precision in ("f32", "bf16"):
+        store = MemoryStore(tmp_path / precision)
+        double = dataclasses.replace(target, precision=precision)
+        Engine(cases, [double], store, Options(out_dir=tmp_path / precision, jobs=1)).run()
+        records[precision] = store.records
+    assert any((r.get("batch") or {}).get("size") for r in records["f32"]), "f32 pairs ran in batches"
+    assert not any(r.get("batch") for r in records["bf16"]), "bf16 pairs never go in a batch"
+
+
+def test_the_corpus_gives_the_same_verdicts_batched_and_alone(tmp_path):
+    """The whole corpus on OpenVINO's pinned configuration, through each way in, both ways."""
+    verdicts, batched = {}, Counter()
+    for mode in ("batch", "no-batch"):
+        out = tmp_path / mode
+        cmd = [sys.executable, "-m", "conformance", "run", str(ROOT / "cases"), "--runtime", "openvino",
+               "--config", "precision=pinned", "--spec", "onnx-14", "--spec", "openvino-opset5",
+               "--spec", "openvino-memory-opset5", "--jobs", "2", "--fresh", "-q", "--artifacts", "full",
+               "--out", str(out)] + (["--no-batch"] if mode == "no-batch" else [])
+        done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900)
+        assert done.returncode in (0, 1), done.stderr[-2000:]
+        records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+        verdicts[mode] = {(r["case"], r["target"]): r["verdict"] for r in records}
+        for r in records:
+            b = r.get("batch") or {}
+            batched[(mode, "merged" if b.get("size") else "alone" if b.get("alone") else "-")] += 1
+    assert len(verdicts["batch"]) > 2000
+    assert verdicts["batch"] == verdicts["no-batch"]
+    assert batched[("batch", "merged")] > 1000, batched
+    assert not batched[("no-batch", "merged")] and not batched[("no-batch", "alone")]
