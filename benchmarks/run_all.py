@@ -70,19 +70,28 @@ def suite_wall(cases, targets, jobs: int, batch: bool = True) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         store = ResultStore(tmp, resume=False)
         engine = Engine(cases, targets, store, Options(out_dir=Path(tmp), jobs=jobs, batch=batch))
-        start = time.perf_counter()
+        start, main_cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
         summary = engine.run()
         wall = time.perf_counter() - start
+        main_cpu, children = time.process_time() - main_cpu, _children_cpu() - children
         store.close()
+    # CPU seconds: this (the main) process's, and its workers' (reaped when the pool closes, with what
+    # they waited for: WebNN's browsers)
     return {"wall_s": wall, "in_runtime_s": summary.runtime_s, "in_runtime_by": dict(summary.runtime_by),
-            "verdicts": dict(summary.counts)}
+            "verdicts": dict(summary.counts), "main_cpu_s": main_cpu, "workers_cpu_s": children}
 
 
-def bare_calls(cases, targets) -> dict:
+def _children_cpu() -> float:
+    import resource
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def bare_calls(cases, targets, log: str, skip: int = 0) -> None:
     """The same programs on the same runtimes, called directly in this process, one program per
-    call: seconds per runtime, summed. One runtime is alive at a time (a browser per WebNN target)."""
-    by: Counter = Counter()
-    with tempfile.TemporaryDirectory() as tmp:
+    call; each call's seconds appended to ``log`` as ``index runtime seconds`` as it ends (a call
+    that kills the process is the one after the last line). Calls up to ``skip`` are not made."""
+    with tempfile.TemporaryDirectory() as tmp, open(log, "a", buffering=1) as out:
         programs: dict = {}
         for ci, case in enumerate(cases):
             for spec in sorted({t.spec for t in targets}):
@@ -92,36 +101,54 @@ def bare_calls(cases, targets) -> dict:
                     folder.mkdir()
                     SPECS[spec].write(prog, folder)
                 programs[(ci, spec)] = prog
-        for ref in dict.fromkeys(t.ref for t in targets):
-            runtime = ref.build()
-            mine = [t for t in targets if t.ref == ref]
-            for ci, case in enumerate(cases):
-                for t in mine:
-                    prog = programs[(ci, t.spec)]
-                    if isinstance(prog, NotExpressible) or case.op in t.gates:
-                        continue
-                    start = time.perf_counter()
-                    try:
-                        runtime.run(prog.runtime_input(), prog.feeds)
-                    except Exception:  # noqa: BLE001, S110 - a refusal costs what it costs
-                        pass
-                    by[t.runtime] += time.perf_counter() - start
-            close = getattr(runtime, "close", None)
-            if callable(close):
-                close()
-    return dict(by)
+        runtimes: dict = {}
+        index = -1
+        for ci, case in enumerate(cases):
+            for t in targets:
+                prog = programs[(ci, t.spec)]
+                if isinstance(prog, NotExpressible) or case.op in t.gates:
+                    continue
+                index += 1
+                if index < skip:
+                    continue
+                if t.ref not in runtimes:
+                    runtimes[t.ref] = t.ref.build()
+                start, cpu = time.perf_counter(), time.process_time()
+                try:
+                    runtimes[t.ref].run(prog.runtime_input(), prog.feeds)
+                except Exception:  # noqa: BLE001, S110 - a refusal costs what it costs
+                    pass
+                out.write(f"{index} {t.runtime} {time.perf_counter() - start:.6f} {time.process_time() - cpu:.6f}\n")
 
 
-def bare_in_child(cases, targets) -> dict:
-    """bare_calls for each runtime in a fresh interpreter of its own, as the suite's workers are (two
-    WebNN browsers cannot share one process's Playwright)."""
+def bare_in_child(cases, targets) -> tuple[dict, int]:
+    """bare_calls for each runtime configuration in a fresh interpreter of its own, as the suite's
+    workers are (two WebNN browsers cannot share one process's Playwright). A call that kills its
+    interpreter (the corpus has crashing cases) is left out, and the calls after it go on in a new
+    one. Seconds per runtime, and how many calls killed their interpreter."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
     by: Counter = Counter()
-    for ref in dict.fromkeys(t.ref for t in targets):
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as ex:
-            by.update(ex.submit(bare_calls, cases, [t for t in targets if t.ref == ref]).result())
-    return dict(by)
+    crashed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for n, ref in enumerate(dict.fromkeys(t.ref for t in targets)):
+            log, skip = Path(tmp) / f"{n}.log", 0
+            log.touch()
+            while True:
+                try:
+                    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as ex:
+                        ex.submit(bare_calls, cases, [t for t in targets if t.ref == ref], str(log), skip).result()
+                    break
+                except BrokenProcessPool:  # the call after the last one logged killed it
+                    lines = log.read_text().split()
+                    skip = max(int(lines[-4]) + 2 if lines else 0, skip + 1)
+                    crashed += 1
+            for line in log.read_text().splitlines():
+                _, runtime, seconds, cpu = line.split()
+                by[runtime] += float(seconds)
+                by["cpu"] += float(cpu)
+    return dict(by), crashed
 
 
 def startup(rounds: int = 5) -> dict:
@@ -218,8 +245,11 @@ def main() -> int:
     rounds = []
     for r in range(args.rounds):
         batched = suite_wall(cases, targets, args.jobs)
+        print(f"  suite, batched: {batched['wall_s']:.1f} s", flush=True)
         alone = suite_wall(cases, targets, args.jobs, batch=False)
-        bare = bare_in_child(cases, targets)
+        print(f"  suite, --no-batch: {alone['wall_s']:.1f} s", flush=True)
+        bare, crashed = bare_in_child(cases, targets)
+        bare_cpu = bare.pop("cpu", 0.0)
         limit = sum(bare.values()) / args.jobs
         row = {"suite": batched, "suite_no_batch": alone, "bare_by_runtime_s": bare, "bare_s": sum(bare.values()),
                "bare_per_core_s": limit, "ratio": batched["wall_s"] / limit,
@@ -227,7 +257,11 @@ def main() -> int:
                "openvino_in_runtime_s": batched["in_runtime_by"].get("openvino", 0.0),
                "openvino_in_runtime_no_batch_s": alone["in_runtime_by"].get("openvino", 0.0),
                "openvino_bare_s": bare.get("openvino", 0.0),
-               "same_verdicts": batched["verdicts"] == alone["verdicts"]}
+               "same_verdicts": batched["verdicts"] == alone["verdicts"], "bare_calls_that_crashed": crashed,
+               "bare_cpu_s": bare_cpu,
+               # the suite's CPU seconds over the cores: the wall time it needs on this machine even
+               # with perfect packing (its own share of the cores is the limit the ratio shows)
+               "suite_cpu_per_core_s": (batched["main_cpu_s"] + batched["workers_cpu_s"]) / args.jobs}
         rounds.append(row)
         print(f"round {r + 1}: suite {batched['wall_s']:.1f} s (--no-batch {alone['wall_s']:.1f} s), bare calls "
               f"{row['bare_s']:.1f} s = {limit:.1f} s per core; ratio {row['ratio']:.2f}x "
@@ -274,6 +308,9 @@ def table(result: dict) -> str:
             f"| OpenVINO inside the runtime: batched / alone / bare | {r['openvino_in_runtime_s']:.1f} s / "
             f"{r['openvino_in_runtime_no_batch_s']:.1f} s / {r['openvino_bare_s']:.1f} s | |",
             f"| same verdict counts batched and `--no-batch` | {r['same_verdicts']} | True |",
+            f"| CPU seconds, batched: main process / workers / their sum per core | {r['suite']['main_cpu_s']:.1f} s / "
+            f"{r['suite']['workers_cpu_s']:.1f} s / {r['suite_cpu_per_core_s']:.1f} s | |",
+            f"| CPU seconds of the bare calls | {r['bare_cpu_s']:.1f} s | |",
         ]
     s = result["startup"]
     lines.append(f"| start-up to the first verdict (`{s['command']}`, median of {s['rounds']}) | "

@@ -142,7 +142,7 @@ class RunSummary:
     skipped_pairs: int = 0
     wall_s: float = 0.0
     runtime_s: float = 0.0          # time spent inside runtime calls (the bare cost)
-    runtime_by: Counter = field(default_factory=Counter)   # runtime name -> its share of runtime_s
+    runtime_by: dict[str, float] = field(default_factory=lambda: defaultdict(float))  # runtime -> its share
 
     @property
     def failed(self) -> bool:

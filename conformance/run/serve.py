@@ -140,7 +140,8 @@ def _batch(runtime, items: list) -> list:
     for answer in answers:
         alone = ""
         if isinstance(answer, RanAlone):  # ran on its own in this call: recorded as a pair run alone
-            answer, alone = answer.answer, str(answer.why)[:300] or "ran alone"
+            alone = str(answer.why)[:300] or "ran alone"
+            answer = answer.answer
         if isinstance(answer, Exception):
             results.append(("error", None, f"{type(answer).__name__}: {answer}"[:4000], alone))
             continue

@@ -195,6 +195,8 @@ class Pool:
         binding has a warm idle worker; None when nothing can start."""
         if not self._queue or len(self._busy) >= self.jobs:
             return None
+        if not self._idle:   # nothing warm: the first job starts in a new worker (no scan of the queue)
+            return 0, None
         idle = {}
         for w in self._idle:
             idle.setdefault(w.binding, w)

@@ -137,7 +137,7 @@ class Adapter:
                           [p for m in models for p in m.get_parameters()], "batch")
         compiled = compile_model(self.core, merged, self.device, self.config)
         self._current = compiled
-        fed = {}
+        fed: dict[int, object] = {}
         for m, given in zip(models, feeds):
             for inp in m.inputs:
                 fed[len(fed)] = _to_tensor(ov, given[inp.get_any_name()])
