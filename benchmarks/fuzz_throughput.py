@@ -31,15 +31,7 @@ from conformance.fuzz.strategies import Scope  # noqa: E402
 from conformance.gate import Expectations  # noqa: E402
 from conformance.run.processes import cpu_count  # noqa: E402
 from conformance.runtimes import discover, plugin_targets  # noqa: E402
-from conformance.specs import SPECS  # noqa: E402
-
-
-def specs_by_format() -> dict:
-    out = {}
-    for name, spec in SPECS.items():
-        out.setdefault(spec.format, []).append(name)
-    return out
-
+from conformance.selection import specs_by_format  # noqa: E402
 
 #: the engines of ``nox -s conformance-all`` (compilers): in the "all" set, not in "runtimes"
 ENGINES = ("tract", "mnn", "iree", "tvm")
@@ -48,9 +40,9 @@ ENGINES = ("tract", "mnn", "iree", "tvm")
 def target_set(name: str) -> list:
     """A runtime's targets; "runtimes": every target of ``nox -s conformance``; "all": with the engines."""
     if name in ("all", "runtimes"):
-        found = discover(specs_by_format(), (), use_entry_points=False)[0]
+        found = discover(specs_by_format(()), (), use_entry_points=False)[0]
         return [t for t in found if name == "all" or t.runtime not in ENGINES]
-    targets, _ = discover(specs_by_format(), (), use_entry_points=False, runtimes=(name,))
+    targets, _ = discover(specs_by_format(()), (), use_entry_points=False, runtimes=(name,))
     return [t for t in targets if t.runtime == name]
 
 

@@ -34,28 +34,18 @@ sys.path.insert(0, str(ROOT))
 from conformance.case import load_paths  # noqa: E402
 from conformance.run import Engine, Options, Pool, ResultStore, compile_expression  # noqa: E402
 from conformance.run.probe import measured  # noqa: E402
-from conformance.runtimes import discover  # noqa: E402
 from conformance.specs import SPECS, NotExpressible  # noqa: E402
 
-#: the engines of ``nox -s conformance-all`` (compilers: seconds per model), left out unless --engines
-ENGINES = ("tract", "mnn", "iree", "tvm")
 README = ROOT / "benchmarks" / "README.md"
 BEGIN, END = "<!-- run_all: begin -->", "<!-- run_all: end -->"
 
 
-def specs_by_format() -> dict:
-    out: dict = {}
-    for name, spec in SPECS.items():
-        out.setdefault(spec.format, []).append(name)
-    return out
-
-
 def corpus_targets(engines: bool) -> list:
-    """The targets ``nox -s conformance`` runs here (plus the engines), their configuration measured."""
-    targets, _ = discover(specs_by_format(), (), use_entry_points=False)
-    targets = [t for t in targets if engines or t.runtime not in ENGINES]
+    """The targets ``nox -s conformance`` runs here (with --engines, ``conformance-all``'s), their
+    configuration measured (the batch rule reads the measured precision)."""
+    from benchmarks.fuzz_throughput import target_set
     with Pool(2) as pool, tempfile.TemporaryDirectory() as tmp:
-        return measured(targets, pool, folder=tmp)
+        return measured(target_set("all" if engines else "runtimes"), pool, folder=tmp)
 
 
 def macs(case) -> int:

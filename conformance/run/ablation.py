@@ -223,9 +223,8 @@ def _ablate_configuration(within, target, targets, cases_by_id, records, pool, f
     ran = 0
     if sibling is not None:
         # the run itself has the sibling's verdict on most of these cases: read, not run again
-        verdicts = {r["case"]: _label(r) for r in records if r["target"] == sibling.id}
         wanted = {ids[0] for _, ids in within}
-        verdicts = {case_id: v for case_id, v in verdicts.items() if case_id in wanted}
+        verdicts = {r["case"]: _label(r) for r in records if r["target"] == sibling.id and r["case"] in wanted}
         firsts = [cases_by_id[ids[0]] for _, ids in within if ids[0] not in verdicts][:max(0, budget)]
         if firsts:
             verdicts.update(_run(firsts, sibling, pool, folder, timeout, deadline))

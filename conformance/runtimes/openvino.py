@@ -115,16 +115,11 @@ class Adapter:
         return answers
 
     def _alone(self, item, why: str):
-        """One program of a batch compiled and run by itself (read again: a merged model may have
-        taken its nodes), as ``RanAlone``."""
+        """One program of a batch run by itself, as ``run`` runs it (read again: a merged model may
+        have taken its nodes), as ``RanAlone``."""
         from conformance.runtimes.base import RanAlone
-        model, feeds = item
         try:
-            _, read = self.prepare(model, feeds)
-            self._current = None
-            compiled = compile_model(self.core, read(), self.device, self.config)
-            self._current = compiled
-            return RanAlone(run_compiled(compiled, feeds), why)
+            return RanAlone(self.run(*item), why)
         except Exception as exc:  # noqa: BLE001 - its refusal is its answer
             return RanAlone(exc, why)
 
