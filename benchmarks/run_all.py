@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from conformance.case import load_paths  # noqa: E402
 from conformance.run import Engine, Options, Pool, ResultStore, compile_expression  # noqa: E402
 from conformance.run.probe import measured  # noqa: E402
-from conformance.specs import SPECS, NotExpressible  # noqa: E402
+from conformance.specs import SPECS, NotExpressible, translate  # noqa: E402
 
 README = ROOT / "benchmarks" / "README.md"
 BEGIN, END = "<!-- run_all: begin -->", "<!-- run_all: end -->"
@@ -79,13 +79,13 @@ def _children_cpu() -> float:
 
 def bare_calls(cases, targets, log: str, skip: int = 0) -> None:
     """The same programs on the same runtimes, called directly in this process, one program per
-    call; each call's seconds appended to ``log`` as ``index runtime seconds`` as it ends (a call
-    that kills the process is the one after the last line). Calls up to ``skip`` are not made."""
+    call; each call appended to ``log`` as ``index runtime wall-seconds cpu-seconds`` as it ends (a
+    call that kills the process is the one after the last line). Calls up to ``skip`` are not made."""
     with tempfile.TemporaryDirectory() as tmp, open(log, "a", buffering=1) as out:
         programs: dict = {}
         for ci, case in enumerate(cases):
             for spec in sorted({t.spec for t in targets}):
-                prog = SPECS[spec].translate(case)
+                prog = translate(SPECS[spec], case)   # as the engine translates
                 if not isinstance(prog, NotExpressible) and prog.format != "onnx":
                     folder = Path(tmp) / f"{ci}-{spec}"
                     folder.mkdir()

@@ -141,8 +141,13 @@ class RunSummary:
     failures: list = field(default_factory=list)
     skipped_pairs: int = 0
     wall_s: float = 0.0
-    runtime_s: float = 0.0          # time spent inside runtime calls (the bare cost)
-    runtime_by: dict[str, float] = field(default_factory=lambda: defaultdict(float))  # runtime -> its share
+    #: time spent inside runtime calls (the bare cost), per runtime name
+    runtime_by: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+    @property
+    def runtime_s(self) -> float:
+        """Time spent inside runtime calls, all runtimes together."""
+        return sum(self.runtime_by.values())
 
     @property
     def failed(self) -> bool:
@@ -418,7 +423,6 @@ class Engine:
                                   outcome.effective, batched=0 if why else len(entries)))
 
     def _spent(self, target, seconds: float) -> None:
-        self.summary.runtime_s += seconds
         self.summary.runtime_by[target.runtime] += seconds
 
     def _release(self, okey) -> None:
