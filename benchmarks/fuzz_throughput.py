@@ -58,6 +58,10 @@ def throughput(targets, jobs: int, seconds: float, seed: int, known: bool = True
     return {"targets": len(targets), "jobs": jobs, "cases": res.examples, "valid": res.valid, "invalid": res.invalid,
             "seconds": round(res.elapsed_s, 1), "cases_per_s": round(res.throughput, 2),
             "cases_per_s_per_core": round(res.throughput / jobs, 2),
+            # start-up (workers started, every target's configuration measured) left out: the rate
+            # a campaign longer than this window runs at
+            "ready_s": round(res.ready_s, 1),
+            "searching_cases_per_s_per_core": round(res.searching_throughput / jobs, 2),
             "runs_per_s": round(res.throughput * len(targets), 1)}
 
 

@@ -29,6 +29,8 @@ from conformance.selection import CONFIG_HELP
 
 DEFAULT_CASES = ("cases",)
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
+#: a case file with an error (reported with file:line; the other files' cases still run): as a usage error
+EXIT_BAD_INPUT = EXIT_USAGE
 UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "kib": 1 << 10, "m": 1e6, "mb": 1e6, "mib": 1 << 20, "g": 1e9,
          "gb": 1e9, "gib": 1 << 30, "t": 1e12, "tb": 1e12, "tib": 1 << 40}
 
@@ -368,7 +370,7 @@ def _execute(console, cases, load_errors, targets, skipped, options, fresh, expe
                      unused=expectations.unused({r["target"] for r in records}) if expectations else (),
                      clusters=clusters,
                      verbosity=-1 if quiet else (1 if verbose else 0))
-    return EXIT_FAILURES if new or load_errors else EXIT_OK
+    return EXIT_BAD_INPUT if load_errors else EXIT_FAILURES if new else EXIT_OK
 
 
 @contextlib.contextmanager
@@ -456,7 +458,7 @@ def list_(paths, expr, show_targets, configs, tier):
             click.echo(f"{c.id}\t{c.expect}\t{c.file}:{c.source.line}")
     for e in errors:
         click.echo(f"error: {e}", err=True)
-    sys.exit(EXIT_FAILURES if errors else EXIT_OK)
+    sys.exit(EXIT_BAD_INPUT if errors else EXIT_OK)
 
 
 @main.command()

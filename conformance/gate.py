@@ -244,6 +244,7 @@ class Expectations:
     entries: list = field(default_factory=list)
     #: [(target patterns, {garbage|implausible: fail|report})] from the files' `unspecified:`
     silent_policies: list = field(default_factory=list)
+    _by_target: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def load(cls, paths, limits: Limits = DEFAULT_LIMITS) -> "Expectations":
@@ -265,14 +266,23 @@ class Expectations:
 
     def match(self, record: dict, any_version: bool = False) -> Entry | None:
         failing = record["verdict"] in FAILING
-        for entry in self.entries:
-            if entry.tolerance is not None:
-                continue  # a tolerance entry changes how pairs are judged, not whether a failure is known
+        for entry in self._for_target(str(record["target"])):
             if entry.by_class and not failing:
                 continue  # a feature or configuration class has members that pass; they are not "fixed"
             if entry.covers(record, any_version) and (not entry.verdicts or record["verdict"] in entry.verdicts or not failing):
                 return entry
         return None
+
+    def _for_target(self, target: str) -> list[Entry]:
+        """The entries that may cover a pair of ``target``: its target globs match and it is not a
+        tolerance entry (that changes how pairs are judged, not whether a failure is known); in the
+        files' order, so the first match is the same, without trying every entry's case globs on
+        every pair. Kept per target (``entries`` are not changed after loading)."""
+        found = self._by_target.get(target)
+        if found is None:
+            found = self._by_target[target] = [e for e in self.entries if e.tolerance is None
+                                               and any(p.match(target) for p in e.targets)]
+        return found
 
     def unused(self, target_ids=None) -> list[Entry]:
         """Entries that covered no pair; with ``target_ids`` (the targets that ran), only those

@@ -87,7 +87,7 @@ def test_a_tensors_own_distribution_is_checked_too(tmp_path):
 
 
 def test_the_shipped_bad_distribution_file_lists_as_an_error():
-    proc = conformance("list", BAD / "infinite_distribution.yaml", check=1)
+    proc = conformance("list", BAD / "infinite_distribution.yaml", check=2)
     assert f"{BAD / 'infinite_distribution.yaml'}:6: inputs.distribution: cannot draw" in proc.stderr
     assert "Traceback" not in proc.stderr
 
@@ -139,17 +139,17 @@ def test_production_shapes_load_within_the_default_limits(tmp_path):
 def test_list_never_builds_tensors_and_the_flags_raise_the_limits():
     """hidden_size 1e6 has 3e12 elements in R: listed only because nothing is built."""
     path = BAD / "huge_hidden.yaml"
-    refused = conformance("list", path, check=1)
+    refused = conformance("list", path, check=2)
     assert f"{path}:4: attributes.hidden_size:" in refused.stderr and "--max-elements" in refused.stderr
     listed = conformance("list", path, "--max-elements", 10 ** 13, "--max-macs", 10 ** 15, check=0)
     assert listed.stdout.startswith("gru/huge_hidden\tvalid\t"), listed.stdout
-    tight = conformance("list", DATA / "cases", "--max-elements", 10, check=1)
+    tight = conformance("list", DATA / "cases", "--max-elements", 10, check=2)
     assert "over the limit of 10 elements (--max-elements)" in tight.stderr
 
 
 def test_run_takes_the_limit_flags_and_reports_the_cases_over_them(tmp_path):
     conformance("run", DATA / "cases", "-k", "small and forward", "--spec", "onnx-14", "--runtime", "onnxruntime",
-                "--out", tmp_path / "o", "-q", "--no-ablation", "--max-macs", 100, check=1)
+                "--out", tmp_path / "o", "-q", "--no-ablation", "--max-macs", 100, check=2)
     errors = json.loads((tmp_path / "o" / "load_errors.json").read_text())
     assert errors and all("over the limit of 100 (--max-macs)" in e["message"] for e in errors)
 
@@ -173,7 +173,7 @@ def test_an_alias_bomb_is_refused_quickly_with_its_line():
     assert time.perf_counter() - start < 0.5
     assert not cases and err.where.line == 7 and "1,000,000 YAML nodes" in str(err) and "limit" in str(err)
     proc = _conformance_within(60, "list", BAD / "alias_bomb.yaml")
-    assert proc.returncode == 1 and f"{BAD / 'alias_bomb.yaml'}:7:" in proc.stderr
+    assert proc.returncode == 2 and f"{BAD / 'alias_bomb.yaml'}:7:" in proc.stderr
 
 
 @pytest.mark.parametrize("text, problem, line", [
@@ -202,12 +202,12 @@ def test_a_fifo_named_yaml_does_not_hang_list_or_run(tmp_path):
     (folder / "gru" / "small.yaml").write_text((DATA / "cases" / "gru" / "small.yaml").read_text())
     os.mkfifo(folder / "gru" / "pipe.yaml")
     listed = _conformance_within(60, "list", folder)
-    assert listed.returncode == 1
+    assert listed.returncode == 2  # a bad file: its file:line, and the others' cases still listed
     assert f"{folder / 'gru' / 'pipe.yaml'}:1: a FIFO (named pipe), not a regular file: skipped" in listed.stderr
     assert "gru/small[direction=forward]" in listed.stdout
     ran = _conformance_within(300, "run", folder, "-k", "forward", "--spec", "onnx-14", "--runtime", "onnxruntime",
                               "--out", tmp_path / "out", "-q", "--no-ablation")
-    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert ran.returncode == 2, ran.stdout + ran.stderr  # the good file's pairs all ran and passed
     errors = json.loads((tmp_path / "out" / "load_errors.json").read_text())
     assert [e["line"] for e in errors] == [1] and "FIFO" in errors[0]["message"]
     records = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
@@ -312,7 +312,7 @@ def test_a_symlink_to_passwd_does_not_echo_it(tmp_path):
         pytest.skip("no /etc/passwd here")
     (tmp_path / "x.yaml").symlink_to(passwd)
     first = passwd.read_text(errors="replace").splitlines()[0]
-    proc = conformance("list", tmp_path / "x.yaml", check=1)
+    proc = conformance("list", tmp_path / "x.yaml", check=2)
     assert first not in proc.stdout + proc.stderr
 
 

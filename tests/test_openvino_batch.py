@@ -6,7 +6,8 @@ What must hold: every program's answer from a batch equals its answer alone (the
 for bit, or a refusal both ways); a program OpenVINO refuses, to read or to compile, is answered by
 its own refusal and marked as run alone; the rest of its batch still runs merged. And through the
 engine, the whole corpus gives the same verdicts batched and with ``--no-batch``, while batches
-really ran (docs/speed.md).
+really ran (docs/speed.md). An adapter compiles a model once however many programs read into
+it (ONNX 7, 14 and 22 of one case), and those answers equal fresh compiles'.
 """
 
 from __future__ import annotations
@@ -120,6 +121,79 @@ def test_a_program_refused_when_read_is_its_own_answer(tmp_path):
     assert _same(answers[0].answer, _answer_alone(runtime, model, feeds))
 
 
+def _versions_of_cases(n: int = 10):
+    """For the first ``n`` valid cases of cases/gru that ONNX 7, 14 and 22 all express and
+    OpenVINO runs in all three: [(model, feeds)] per case, one per version."""
+    cases, _ = load_paths([ROOT / "cases" / "gru"])
+    fresh = OpenVINOOnnxFrontend(config="precision=pinned")
+    fresh.keep = 0
+    found = []
+    for case in cases:
+        programs = [SPECS[spec].translate(case) for spec in ("onnx-7", "onnx-14", "onnx-22")]
+        if not case.valid or any(isinstance(p, NotExpressible) for p in programs):
+            continue
+        items = [(p.runtime_input(), p.feeds) for p in programs]
+        if any(isinstance(_answer_alone(fresh, *item), Exception) for item in items):
+            continue
+        found.append(items)
+        if len(found) == n:
+            break
+    return found
+
+
+def test_the_onnx_versions_of_a_case_compile_once_and_answer_as_fresh_compiles(monkeypatch):
+    """ONNX 7, 14 and 22 of one case read into the same model (only the names OpenVINO generates
+    for inner nodes differ), so their content key is one, and an adapter compiles it once; every
+    answer equals that of a compile of its own, bit for bit. Cases may share a model too (two that
+    differ only in their inputs' values, or in an activation_alpha that no activation consumes):
+    the compiles are one per distinct model."""
+    import conformance.runtimes.openvino as ov_adapter
+    compiles = Counter()
+    real = ov_adapter.compile_model
+    monkeypatch.setattr(ov_adapter, "compile_model",
+                        lambda core, model, device, config: compiles.update([config]) or real(core, model, device, config))
+    groups = _versions_of_cases()
+    assert len(groups) == 10
+    keeping = OpenVINOOnnxFrontend(config="precision=pinned")
+    fresh = OpenVINOOnnxFrontend(config="precision=pinned")
+    fresh.keep = 0
+    keys = []
+    for items in groups:
+        contents = {keeping.content_key(keeping.prepare(model, feeds)[1]()) for model, feeds in items}
+        assert len(contents) == 1, "the three versions read into one model"
+        keys.append(contents.pop())
+    assert len(set(keys)) > 5, "different cases, different models"
+    compiles.clear()
+    kept = [keeping.run(model, feeds) for items in groups for model, feeds in items]
+    assert compiles["precision=pinned"] == len(set(keys)), compiles   # once per model, not per version
+    compiles.clear()
+    alone = [fresh.run(model, feeds) for items in groups for model, feeds in items]
+    assert compiles["precision=pinned"] == 3 * len(groups)          # keep = 0: every call compiles
+    assert all(_same(a, b) for a, b in zip(kept, alone))
+    assert keeping.effective().get("INFERENCE_PRECISION_HINT") == "f32"
+
+
+def test_identical_programs_in_a_batch_run_as_one_subgraph(monkeypatch):
+    """Two cases in ONNX 14 and 22: the batch's merged model holds two subgraphs, not four, and each
+    of the four answers equals its program's answer alone, in arrays of its own."""
+    runtime = OpenVINOOnnxFrontend(config="precision=pinned")
+    groups = list({runtime.content_key(runtime.prepare(*items[0])[1]()): items
+                   for items in _versions_of_cases()}.values())[:2]   # two cases of different models
+    batch = [groups[0][1], groups[1][1], groups[0][2], groups[1][2]]
+    merged_sizes = []
+    real = runtime._run_merged
+    monkeypatch.setattr(runtime, "_run_merged", lambda models, feeds: merged_sizes.append(len(models))
+                        or real(models, feeds))
+    answers = runtime.run_many(batch)
+    assert merged_sizes == [2]
+    assert not any(isinstance(a, RanAlone) for a in answers)
+    fresh = OpenVINOOnnxFrontend(config="precision=pinned")
+    fresh.keep = 0
+    for (model, feeds), answer in zip(batch, answers):
+        assert _same(answer, fresh.run(model, feeds))
+    assert answers[0][0] is not answers[2][0] and not np.shares_memory(answers[0][0], answers[2][0])
+
+
 def test_owner_reads_the_node_openvino_names():
     message = (f"[ConvertGRUSequenceToTensorIterator] END: node: opset5::GRUSequence {BATCH_MARK}4.GRUSequence_31 "
                f"(opset1::Transpose {BATCH_MARK}2.Transpose_8[0]) CALLBACK HAS THROWN: Unknown activation")
@@ -147,12 +221,14 @@ def test_a_pair_computing_narrower_than_its_type_is_not_batched(tmp_path):
 
 
 def test_the_corpus_gives_the_same_verdicts_batched_and_alone(tmp_path):
-    """The whole corpus on OpenVINO's pinned configuration, through each way in, both ways."""
+    """The whole corpus on OpenVINO's pinned configuration, through each way in, both ways. Two
+    ONNX versions share the frontend's batches (one runtime configuration), where a case's two
+    programs read alike and run as one subgraph."""
     verdicts, batched = {}, Counter()
     for mode in ("batch", "no-batch"):
         out = tmp_path / mode
         cmd = [sys.executable, "-m", "conformance", "run", str(ROOT / "cases"), "--runtime", "openvino",
-               "--config", "precision=pinned", "--spec", "onnx-14", "--spec", "openvino-opset5",
+               "--config", "precision=pinned", "--spec", "onnx-14", "--spec", "onnx-22", "--spec", "openvino-opset5",
                "--spec", "openvino-memory-opset5", "--jobs", "2", "--fresh", "-q", "--artifacts", "full",
                "--out", str(out)] + (["--no-batch"] if mode == "no-batch" else [])
         done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900)

@@ -176,7 +176,7 @@ def test_the_command_line_reports_a_bad_file_the_same_with_a_warm_cache(tmp_path
     off = conformance("list", tmp_path / "cases", env={case_cache.ENV: "off"})
     env = {case_cache.ENV: str(tmp_path / "case-cache")}
     cold, warm = conformance("list", tmp_path / "cases", env=env), conformance("list", tmp_path / "cases", env=env)
-    assert off.returncode == cold.returncode == warm.returncode == 1
+    assert off.returncode == cold.returncode == warm.returncode == 2
     assert off.stdout == cold.stdout == warm.stdout and off.stderr == cold.stderr == warm.stderr
     assert f"{folder / 'broken.yaml'}:4:" in warm.stderr
 

@@ -81,6 +81,7 @@ class CampaignResult:
     invalid: int = 0
     skipped: int = 0                       # drawn after the budget, not run
     elapsed_s: float = 0.0
+    ready_s: float = 0.0                   # of elapsed_s, before the first case: workers started, targets measured
     busy_s: float = 0.0
     verdicts: dict = field(default_factory=lambda: defaultdict(Counter))     # target -> verdict -> n
     new_by_target: Counter = field(default_factory=Counter)                  # examples with a new finding
@@ -99,6 +100,13 @@ class CampaignResult:
     @property
     def throughput(self) -> float:
         return self.examples / self.elapsed_s if self.elapsed_s else 0.0
+
+    @property
+    def searching_throughput(self) -> float:
+        """Cases per second once the campaign is ready (its start-up, ``ready_s``, left out): the
+        rate a longer campaign approaches."""
+        searching = self.elapsed_s - self.ready_s
+        return self.examples / searching if searching > 0 else 0.0
 
 
 class Campaign:
@@ -216,6 +224,7 @@ class Campaign:
                     cfg.targets = measured(cfg.targets, pool, timeout=min(cfg.timeout, 120.0), folder=tmp)
                     self.examiner = Examiner(cfg.targets, pool, Path(tmp) / "work", cfg.timeout, cfg.prec,
                                              self.gate, cfg.tolerance, deadline=self._hard_stop)
+                    self.result.ready_s = self._elapsed()
                     try:
                         while not self._spent():
                             self._run_chunk(self.result.chunks)

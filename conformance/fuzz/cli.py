@@ -198,7 +198,9 @@ def _summary(console, campaign, result, config) -> None:
         console.print("interrupted: the findings minimized so far are written", highlight=False, markup=False)
     console.print(f"{result.examples} cases ({result.valid} valid, {result.invalid} invalid) on "
                   f"{len(config.targets)} targets in {result.elapsed_s:.0f} s: {result.throughput:.2f} cases/s, "
-                  f"{result.throughput / cores:.2f} cases/s per worker ({cores} workers); seed {result.seed}",
+                  f"{result.throughput / cores:.2f} cases/s per worker ({cores} workers; "
+                  f"{result.searching_throughput / cores:.2f} after {result.ready_s:.1f} s of start-up); "
+                  f"seed {result.seed}",
                   highlight=False, markup=False)
     known = sum(result.known_by_target.values())
     expected = sum(result.expected_by_target.values())

@@ -94,6 +94,7 @@ def merge(answers: list, central: Campaign, seed: int, elapsed_s: float) -> Camp
         for name in ("examples", "valid", "invalid", "skipped", "reduction_runs", "chunks"):
             setattr(out, name, getattr(out, name) + getattr(r, name))
         out.busy_s += r.busy_s
+        out.ready_s = max(out.ready_s, r.ready_s)  # the shards start side by side
         out.interrupted = out.interrupted or r.interrupted
         for target_id, verdicts in r.verdicts.items():
             out.verdicts[target_id].update(verdicts)

@@ -39,7 +39,6 @@ from release to release. :func:`build` makes a JSON-able model of four parts:
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import json
 from collections import Counter, defaultdict
@@ -251,18 +250,6 @@ def build(records: Iterable[dict], expectations: Expectations | None = None, clu
 
     # ---- classes
     index = _Clusters(clusters)
-    by_target: dict[str, Expectations] = {}
-
-    def scoped(target: str) -> Expectations:
-        """The expectations whose targets match `target`, in their order: the same first match,
-        without trying every entry's case globs on every pair."""
-        found = by_target.get(target)
-        if found is None and expectations is not None:
-            found = by_target[target] = dataclasses.replace(
-                expectations, entries=[e for e in expectations.entries if any(p.match(target) for p in e.targets)])
-        assert found is not None
-        return found
-
     ran: defaultdict[str, defaultdict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # line -> release
     present: defaultdict[str, set[str]] = defaultdict(set)
     runtime_of_line: dict[str, str] = {}
@@ -280,12 +267,12 @@ def build(records: Iterable[dict], expectations: Expectations | None = None, clu
             ran[line][release].add(str(rec["case"]))
         if verdict not in FAILING:
             continue
-        entry = scoped(str(rec["target"])).match(rec) if expectations is not None else None
+        entry = expectations.match(rec) if expectations is not None else None
         if entry is not None:
             matched[id(entry)][(runtime, release)] += 1
         # the class is the entry's on every release, whatever its `versions` say: a divergence that
         # comes back after the releases an entry names is the same class, a regression
-        named = scoped(str(rec["target"])).match(rec, any_version=True) if expectations is not None else None
+        named = expectations.match(rec, any_version=True) if expectations is not None else None
         key, info = _class_of(rec, named, index, expectations is not None)
         if key not in classes:
             classes[key] = dict(info, runtimes=set(), verdicts=Counter(), pairs=0, cases=set())

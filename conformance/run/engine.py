@@ -4,10 +4,11 @@ Results are appended as they arrive; a pair already judged for the same case con
 so an interrupted run resumes where it stopped.
 
 **Batches.** A target whose runtime takes several programs per call (``Target.batch``: WebNN's
-page round trip) gets its pairs in batches of that many. A batch can neither create nor hide a
-divergence: a pair whose verdict from the batch is not ``pass``, and every pair of a batch that
-crashed, hung or failed as a whole, is run again alone, and that run is what is recorded (with
-``batch`` saying so). Pairs whose outputs may hold unspecified elements (they are run twice) never
+page round trip, OpenVINO's compile) gets its pairs in batches of that many; the targets of one
+runtime configuration share its batches, so a case's programs for several specs go together. A
+batch can neither create nor hide a divergence: a pair whose verdict from the batch is not
+``pass``, and every pair of a batch that crashed, hung or failed as a whole, is run again alone,
+and that run is what is recorded (with ``batch`` saying so). Pairs whose outputs may hold unspecified elements (they are run twice) never
 go in a batch, nor do pairs whose target computes in a precision narrower than the case's type
 (they fail the spec's bound by design). A runtime may run some programs of a batch on their own
 within the call (``RanAlone``: OpenVINO compiles a batch as one model, and a program it refuses is
@@ -203,9 +204,11 @@ class Engine:
         self.runs_left: Counter[tuple[int, str]] = Counter()
         # (case index, profile, compute, choices) -> oracles.computed_in
         self.bounds: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Any]]] = {}
-        #: target -> [(case index, program)] waiting to fill a batch
-        self.open_batches: dict[Any, list[tuple[int, Program]]] = {}
-        self.batch_bytes: dict[Any, int] = {}  # target -> the size of its open batch's programs
+        #: runtime ref -> [(case index, program, target)] waiting to fill a batch: the targets of one
+        #: runtime configuration (one worker) share it, so a case's programs for several specs go in
+        #: one call (OpenVINO compiles a program that several specs read alike once: openvino.py)
+        self.open_batches: dict[Any, list[tuple[int, Program, Any]]] = {}
+        self.batch_bytes: dict[Any, int] = {}  # ref -> the size of its open batch's programs
         self.pool: Any = None               # the pool of this run (a batched pair is run again alone on it)
         self.alone: dict[tuple[int, Any], str] = {}  # (case index, target) -> why a batched pair runs alone
         self._facts: dict[int, tuple[Any, str, frozenset]] = {}  # id(case) -> (case, digest, features)
@@ -294,16 +297,16 @@ class Engine:
         self.summary.skipped_pairs += len(self.cases) * len(self.targets) - pending
         if late:
             return
-        for target in list(self.open_batches):
-            yield self._batch_job(target)
+        for ref in list(self.open_batches):
+            yield self._batch_job(ref)
 
-    def _batch_job(self, target) -> Job:
-        entries = self.open_batches.pop(target)
-        self.batch_bytes.pop(target, None)
+    def _batch_job(self, ref) -> Job:
+        entries = self.open_batches.pop(ref)
+        self.batch_bytes.pop(ref, None)
         if len(entries) == 1:
-            return self._run_job(*entries[0], target)
-        return Job(("batch", target, entries), "batch",
-                   (target.ref, [(prog.runtime_input(), prog.feeds) for _, prog in entries]), 2 * self.opt.timeout)
+            return self._run_job(*entries[0])
+        return Job(("batch", ref, entries), "batch",
+                   (ref, [(prog.runtime_input(), prog.feeds) for _, prog, _ in entries]), 2 * self.opt.timeout)
 
     def _alone(self, ci: int, target, prog, why: str) -> None:
         """A batched pair run again on its own (its record says why); its oracle result is kept for it."""
@@ -351,10 +354,10 @@ class Engine:
             else:
                 repeat = self.opt.repeat_under if may_leave_unspecified(case) else 0.0
                 if t.batch > 1 and self.opt.batch and not repeat and not _computes_narrower(case, t):
-                    self.open_batches.setdefault(t, []).append((ci, prog))
-                    self.batch_bytes[t] = self.batch_bytes.get(t, 0) + _size(prog)
-                    if len(self.open_batches[t]) >= t.batch or self.batch_bytes[t] >= BATCH_BYTES:
-                        yield self._batch_job(t)
+                    self.open_batches.setdefault(t.ref, []).append((ci, prog, t))
+                    self.batch_bytes[t.ref] = self.batch_bytes.get(t.ref, 0) + _size(prog)
+                    if len(self.open_batches[t.ref]) >= t.batch or self.batch_bytes[t.ref] >= BATCH_BYTES:
+                        yield self._batch_job(t.ref)
                     continue
                 yield self._run_job(ci, prog, t, repeat)
 
@@ -407,15 +410,15 @@ class Engine:
     def _unbatch(self, outcome) -> None:
         """A batch's answer, as one outcome per pair (marked as batched); a batch that crashed, hung
         or failed as a whole sends each of its pairs again alone."""
-        _, target, entries = outcome.key
+        _, _, entries = outcome.key
         answers = outcome.value if outcome.status == "ok" else None
         if not isinstance(answers, list) or len(answers) != len(entries):
             why = f"its batch of {len(entries)} ended with {outcome.status}: {outcome.error}"[:300]
-            self._spent(target, outcome.elapsed)
-            for ci, prog in entries:
+            self._spent(entries[0][2], outcome.elapsed)  # one runtime configuration: one runtime
+            for ci, prog, target in entries:
                 self._alone(ci, target, prog, why)
             return
-        for (ci, prog), (status, value, error, elapsed, *alone) in zip(entries, answers):
+        for (ci, prog, target), (status, value, error, elapsed, *alone) in zip(entries, answers):
             why = alone[0] if alone else ""
             if why:  # the runtime ran it on its own within the call: recorded as a pair run alone
                 self.alone[(ci, target)] = f"in a batch of {len(entries)}: {why}"[:300]
