@@ -56,6 +56,23 @@ class Segfault:
         ctypes.string_at(0)
 
 
+class Echo:
+    """Test double for the pool's own machinery: prints (through libc, as native code does) the
+    model it was given, sleeps a little so that the next job is sent ahead, returns it as an array,
+    and segfaults on ``b"crash"``."""
+
+    name = "echo"
+    format = "onnx"
+
+    def run(self, model: bytes, feeds):
+        line = b"echo " + model + b"\n"
+        ctypes.CDLL(None).write(1, line, len(line))
+        time.sleep(0.05)
+        if model == b"crash":
+            ctypes.string_at(0)
+        return [np.frombuffer(model, dtype=np.uint8).copy()]
+
+
 class Hang:
     """Never answers."""
 

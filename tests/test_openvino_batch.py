@@ -173,6 +173,20 @@ def test_the_onnx_versions_of_a_case_compile_once_and_answer_as_fresh_compiles(m
     assert keeping.effective().get("INFERENCE_PRECISION_HINT") == "f32"
 
 
+def test_kept_models_are_bounded_by_their_constants_bytes(monkeypatch):
+    """Production shapes hold tens of MB of constants per model: the models kept stay under
+    KEPT_BYTES together, always keeping the last one (so the versions of one case still share it)."""
+    import conformance.runtimes.openvino as ov_adapter
+    monkeypatch.setattr(ov_adapter, "KEPT_BYTES", 1)
+    runtime = OpenVINOOnnxFrontend(config="precision=pinned")
+    groups = _versions_of_cases(4)
+    for items in groups:
+        for model, feeds in items:
+            runtime.run(model, feeds)
+        assert len(runtime._kept) == 1 and len(runtime._sizes) == 1
+    assert next(iter(runtime._sizes.values())) > 1   # its constants' bytes were counted
+
+
 def test_identical_programs_in_a_batch_run_as_one_subgraph(monkeypatch):
     """Two cases in ONNX 14 and 22: the batch's merged model holds two subgraphs, not four, and each
     of the four answers equals its program's answer alone, in arrays of its own."""

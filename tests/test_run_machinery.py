@@ -199,3 +199,26 @@ def test_a_runtime_cannot_install_packages_from_its_worker(tmp_path):
     assert record["verdict"] == "fail"  # its outputs are pip's status, not the GRU's
     assert "no matching distribution" in record["runtime_output"].lower() or \
         "could not find" in record["runtime_output"].lower(), record["runtime_output"]
+
+
+def test_a_job_sent_ahead_keeps_its_own_output_and_a_crash_before_it_sends_it_elsewhere():
+    """With every worker slot busy, the pool sends a worker its next job before it answers the
+    current one (workers.py, ``_send_ahead``). Each answer still carries exactly what its own call
+    printed (the worker reads its output before answering), and the job sent ahead to a worker
+    that then crashes runs in a new worker, uncharged: only the crashing job is a crash."""
+    from conformance.run import Pool
+    from conformance.run.workers import Job
+    from conformance.runtimes.base import RuntimeRef
+    ref = RuntimeRef("tests.plugins:Echo", cwd=str(ROOT))
+    models = [b"first", b"second", b"crash", b"after", b"last"]
+    with Pool(1) as pool:
+        jobs = [Job(("echo", k), "run", (ref, model, {}, 0.0), 60) for k, model in enumerate(models)]
+        outcomes = {o.key[1]: o for o in pool.outcomes(iter(jobs))}
+        sent_ahead = pool.sent_ahead
+    assert sent_ahead >= 2
+    assert outcomes[2].status == "crash" and "SIGSEGV" in outcomes[2].error
+    for k in (0, 1, 3, 4):
+        assert outcomes[k].status == "ok", outcomes[k]
+        assert bytes(outcomes[k].value[0]) == models[k]
+        assert outcomes[k].output.strip() == f"echo {models[k].decode()}", outcomes[k].output
+    assert "echo crash" in outcomes[2].output

@@ -1,6 +1,7 @@
 """The worker's side: what a worker process does with the jobs it is sent (conformance/run/workers.py).
 
-It leads its own process group, dies with its parent, captures its runtime's output per call,
+It leads its own process group, dies with its parent, captures its runtime's output per call
+(sent with the call's answer),
 builds its one runtime (or the oracle) once and answers each job with an Outcome; a result that
 may hold spec-silent elements is computed again in the same process (``again``). A ``batch`` job
 carries several programs for the runtime: its optional ``run_many(items)`` takes them in one call
@@ -25,6 +26,25 @@ OUTPUT_KEPT = 4000
 
 
 
+
+
+def printed(log: str | None) -> str:
+    """What was printed to ``log`` since it was last read (its tail, OUTPUT_KEPT characters), and
+    empty it. The worker reads its own before each answer, so the output travels with the call that
+    printed it (the pool may already have sent the next job); the pool reads what a worker that
+    died or was killed left."""
+    if not log:
+        return ""
+    try:
+        size = os.path.getsize(log)
+        with open(log, "rb") as f:
+            f.seek(max(0, size - OUTPUT_KEPT * 4))
+            text = f.read().decode("utf-8", errors="replace")
+        os.truncate(log, 0)
+    except OSError:
+        return ""
+    text = text[-OUTPUT_KEPT:]
+    return ("…" + text) if size > len(text) else text
 
 
 def _capture(log: str | None) -> None:
@@ -53,6 +73,7 @@ def _serve(conn, binding, log: str | None = None) -> None:
     os.environ.update(NO_INSTALL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     runtime = None
+    conn = _Answering(conn, log)
     while True:
         try:
             msg = conn.recv()
@@ -116,6 +137,23 @@ def _serve(conn, binding, log: str | None = None) -> None:
         except Exception as exc:  # noqa: BLE001 - an output that cannot travel back (unpicklable)
             conn.send(("garbage", None, f"returned outputs that cannot be sent back: {type(exc).__name__}: "
                        f"{exc}"[:2000], "", elapsed, {}, {}, None, {}))
+
+
+class _Answering:
+    """The worker's end of its pipe: every answer but ``started`` carries what the call printed
+    (``printed``), as its last field."""
+
+    def __init__(self, conn, log: str | None):
+        self.conn, self.log = conn, log
+
+    def recv(self):
+        return self.conn.recv()
+
+    def send(self, message: tuple) -> None:
+        if message[0] != "started":
+            _flush()
+            message = message + (printed(self.log),)
+        self.conn.send(message)
 
 
 def _batch(runtime, items: list) -> list:

@@ -11,6 +11,13 @@ workers of other bindings stay warm while they hold less than a quarter of the m
 together (and number at most ``KEEP_ALIVE``), the least recently used retired first, so a run over
 many runtimes pays each runtime's import once, not at every switch.
 
+**Sent ahead.** When every worker slot is busy, each busy worker is also sent its next job of the
+same binding (a message small enough for the pipe's buffer, once the worker has read its current
+one), so it starts that job the moment it answers instead of waiting for the pool to take the
+answer. What a call printed travels with its answer (the worker reads its own output first), so
+a job sent ahead never takes another's output; a job sent ahead to a worker that then dies or is
+killed is queued again, first, and runs elsewhere, uncharged.
+
 **Process trees.** Every worker starts its own session (``setsid``), so it leads a process group
 holding whatever a runtime starts. The pool ends a worker by killing that whole group. On Linux a
 worker also dies with its parent (``PR_SET_PDEATHSIG``), and a *reaper* process, in its own
@@ -31,9 +38,10 @@ import os
 import signal
 import tempfile
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
+from multiprocessing.reduction import ForkingPickler
 
 from conformance.run.processes import (
     _CTX,
@@ -47,8 +55,10 @@ from conformance.run.processes import (
     fmt_bytes,
     resident_bytes,
 )
-from conformance.run.serve import OUTPUT_KEPT, _serve
+from conformance.run.serve import _serve, printed
 
+#: the largest job message sent ahead to a busy worker (a pipe's buffer holds it without blocking)
+AHEAD_BYTES = 32 << 10
 KEEP_ALIVE = 64        # the most workers (of distinct bindings) kept warm, idle ones included
 
 
@@ -100,29 +110,46 @@ class _Worker:
         assert self.proc.pid is not None  # a started process has its pid
         self.pgid: int = self.proc.pid  # the worker leads its own group (setsid in _serve)
         self.job: Job | None = None
+        self.next: Job | None = None  # sent ahead: the worker starts it as soon as it answers ``job``
+        self.started = False          # the worker said it started ``job`` (so it has read it from the pipe)
         self.deadline = 0.0
 
     def output(self) -> str:
-        """What the worker printed since the last call (its tail), and forget it."""
-        if not self.log:
-            return ""
-        try:
-            size = os.path.getsize(self.log)
-            with open(self.log, "rb") as f:
-                f.seek(max(0, size - OUTPUT_KEPT * 4))
-                text = f.read().decode("utf-8", errors="replace")
-            os.truncate(self.log, 0)
-        except OSError:
-            return ""
-        text = text[-OUTPUT_KEPT:]
-        return ("…" + text) if size > len(text) else text
+        """What the worker printed and has not sent with an answer (a worker that died or was
+        killed mid-call), and forget it."""
+        return printed(self.log)
 
     def send(self, job: Job) -> None:
         self.job = job
         # building a runtime (its imports) may take a while on a busy machine: it gets its own,
         # generous limit; the job's timeout starts when the worker says the call has started
         self.deadline = time.monotonic() + job.timeout + (BUILD_TIMEOUT if job.kind in RUNTIME_KINDS else 0)
+        self.started = False
         self.conn.send((job.kind, job.payload))
+
+    def send_ahead(self, job: Job) -> bool:
+        """Send ``job`` while the worker is busy, so that it starts it the moment it answers its
+        current one, without waiting for the pool to take that answer. Only a job whose message
+        fits in the pipe's buffer is sent ahead, and only once the worker has read its current one
+        (it said it started it): the send must not block on a busy worker."""
+        if self.next is not None or not self.started or job.kind not in RUNTIME_KINDS:
+            return False
+        data = ForkingPickler.dumps((job.kind, job.payload))
+        if len(data) > AHEAD_BYTES:
+            return False
+        try:
+            self.conn.send_bytes(data)
+        except OSError:  # the worker died meanwhile: the pool notices it as a crash of its current job
+            return False
+        self.next = job
+        return True
+
+    def advance(self) -> None:
+        """The answer to ``job`` is in: the job sent ahead, if any, is the one running now (its
+        limit starts again when the worker says it has started)."""
+        self.job, self.next, self.started = self.next, None, False
+        if self.job is not None:
+            self.deadline = time.monotonic() + self.job.timeout + BUILD_TIMEOUT
 
     def kill(self) -> None:
         _kill_group(self.pgid)
@@ -152,6 +179,7 @@ class Pool:
     memory_limit: int | None = None
     lookahead: int = 0
     _queue: list = field(default_factory=list)
+    _queued: Counter = field(default_factory=Counter)  # binding -> its jobs in _queue (no scan to learn it)
     _busy: list = field(default_factory=list)
     _idle: OrderedDict = field(default_factory=OrderedDict)  # worker -> None, least recently used first
 
@@ -165,12 +193,17 @@ class Pool:
         self._polled = 0.0
         self._logs = tempfile.TemporaryDirectory(prefix="conformance-workers-")
         self._spawned = 0
+        self.sent_ahead = 0   # jobs sent to a busy worker ahead of its answer (_send_ahead)
         self._idle_budget = (_total_memory() or 8 << 30) // IDLE_SHARE
 
     def submit(self, job: Job) -> None:
         """Queue a job; may be called while :meth:`outcomes` is being iterated (a batched pair run
         again alone), and it is then run before that iteration ends."""
+        self._enqueue(job)
+
+    def _enqueue(self, job: Job) -> None:
         self._queue.append(job)
+        self._queued[job.binding] += 1
 
     # which job runs next, and where ---------------------------------------------------------------
     def _fill(self, source) -> object:
@@ -183,7 +216,7 @@ class Pool:
             job = next(source, None)
             if job is None:
                 return None
-            self._queue.append(job)
+            self._enqueue(job)
             if len(self._busy) < self.jobs:
                 self._start_next()
             elif wait([w.conn for w in self._busy], timeout=0):
@@ -199,7 +232,10 @@ class Pool:
             return 0, None
         idle = {}
         for w in self._idle:
-            idle.setdefault(w.binding, w)
+            if self._queued[w.binding]:
+                idle.setdefault(w.binding, w)
+        if not idle:         # no warm worker has a queued job: the first job starts in a new worker
+            return 0, None
         for i, job in enumerate(self._queue):
             w = idle.get(job.binding)
             if w is not None:
@@ -212,6 +248,7 @@ class Pool:
             return False
         i, worker = picked
         job = self._queue.pop(i)
+        self._queued[job.binding] -= 1
         if worker is None:
             worker = self._spawn(job.binding)
         else:
@@ -222,6 +259,20 @@ class Pool:
         except (OSError, BrokenPipeError):
             pass  # a worker that died while idle: noticed by outcomes() as a crash of this job
         return True
+
+    def _send_ahead(self) -> None:
+        """With every worker slot taken, give each busy worker that has none its next job of the
+        same binding (the first queued), so no worker waits for the pool between two calls."""
+        if len(self._busy) < self.jobs or not self._queue:
+            return
+        for w in self._busy:
+            if w.next is not None or not w.started or not self._queued[w.binding]:
+                continue
+            i = next(i for i, job in enumerate(self._queue) if job.binding == w.binding)
+            if w.send_ahead(self._queue[i]):
+                job = self._queue.pop(i)
+                self._queued[job.binding] -= 1
+                self.sent_ahead += 1
 
     def _spawn(self, binding) -> _Worker:
         while self._idle and (len(self._idle) + len(self._busy) >= max(self.jobs, KEEP_ALIVE)
@@ -256,6 +307,7 @@ class Pool:
             source = self._fill(source)
             while self._start_next():
                 pass
+            self._send_ahead()
             if not self._busy:
                 if self._queue or source is not None:
                     continue
@@ -269,19 +321,25 @@ class Pool:
             for w in list(self._busy):
                 if w.conn in ready:
                     try:
-                        status, value, error, detail, elapsed, effective, describe, again, made = w.conn.recv()
+                        status, value, error, detail, elapsed, effective, describe, again, made, *said = w.conn.recv()
                     except Exception:  # noqa: BLE001 - EOF, or an answer that does not unpickle
                         yield self._replace(w, "crash", self._crash_text(w))
                         continue
                     if status == "started":  # the runtime is built: the call's own timeout starts
                         w.deadline = time.monotonic() + w.job.timeout
+                        w.started = True
+                        self._send_ahead()
                         continue
                     job = w.job
-                    self._finish(w)
+                    if w.next is not None:
+                        w.advance()
+                    else:
+                        self._finish(w)
                     while self._start_next():  # the next job runs while the caller handles this outcome
                         pass
-                    yield Outcome(job.key, status, value, error, detail, elapsed, effective, describe, w.output(),
-                                  again, artefacts=made)
+                    self._send_ahead()
+                    yield Outcome(job.key, status, value, error, detail, elapsed, effective, describe,
+                                  said[0] if said else "", again, artefacts=made)
                 elif w.proc.sentinel in ready or not w.proc.is_alive():
                     yield self._replace(w, "crash", self._crash_text(w))
                 elif time.monotonic() >= w.deadline:
@@ -311,6 +369,10 @@ class Pool:
         w.kill()
         self._reaper.tell("remove", w.pgid)
         self._busy.remove(w)
+        if w.next is not None:  # sent ahead, never started: it runs elsewhere, first
+            self._queue.insert(0, w.next)
+            self._queued[w.next.binding] += 1
+            w.next = None
         output = w.output()
         if w.log:
             try:

@@ -67,6 +67,8 @@ class Adapter:
         self.keep = KEPT
         self._kept: OrderedDict = OrderedDict()
         self._contents: OrderedDict = OrderedDict()  # prepare()'s key -> its model's content key
+        self._sizes: dict = {}  # a kept model's content key -> the bytes of its constants
+        self._last_bytes = 0    # the constants' bytes of the model content_key read last
         self._scratch = ""    # where content_key serializes a model (made on first use)
         self._current = None  # the compiled model the last call ran (what effective() reports)
 
@@ -178,8 +180,9 @@ class Adapter:
                     self._current = compiled
                     return run_compiled(compiled, feeds)
                 self._kept[content] = compiled
-                while len(self._kept) > self.keep:
-                    self._kept.popitem(last=False)
+                self._sizes[content] = self._last_bytes
+                while len(self._kept) > 1 and (len(self._kept) > self.keep or self._kept_bytes() > KEPT_BYTES):
+                    self._sizes.pop(self._kept.popitem(last=False)[0], None)
             if key is not None:
                 self._contents[key] = content
                 while len(self._contents) > 4 * self.keep:
@@ -205,7 +208,11 @@ class Adapter:
             data = f.read()
         os.unlink(xml)
         os.unlink(weights)
+        self._last_bytes = len(data)
         return hashlib.sha256(text + b"\0" + data).hexdigest()
+
+    def _kept_bytes(self) -> int:
+        return sum(self._sizes.get(key, 0) for key in self._kept)
 
     def effective(self) -> dict:
         """The compiled model's own INFERENCE_PRECISION_HINT and EXECUTION_MODE_HINT (not what was
@@ -249,8 +256,10 @@ class Adapter:
 
 #: programs one worker call may take (Target.batch): compiled as one model (Adapter.run_many)
 BATCH = 8
-#: compiled models an adapter keeps, by content (Adapter.infer)
+#: compiled models an adapter keeps, by content (Adapter.infer), and the most bytes of constants
+#: they may hold together (production shapes: one model of hidden size 1024 holds tens of MB)
 KEPT = 8
+KEPT_BYTES = 64 << 20
 #: an inner node's generated name in serialized IR (Parameters and Results keep theirs)
 INNER_NAME = re.compile(rb'(<layer id="\d+") name="[^"]*"(?= type="(?!Parameter"|Result")[^"]*")')
 #: the prefix of a batched program's node names: its index in the batch follows
