@@ -8,9 +8,9 @@ page round trip, OpenVINO's compile) gets its pairs in batches of that many; the
 runtime configuration share its batches, so a case's programs for several specs go together. A
 batch can neither create nor hide a divergence: a pair whose verdict from the batch is not
 ``pass``, and every pair of a batch that crashed, hung or failed as a whole, is run again alone,
-and that run is what is recorded (with ``batch`` saying so). Pairs whose outputs may hold unspecified elements (they are run twice) never
-go in a batch, nor do pairs whose target computes in a precision narrower than the case's type
-(they fail the spec's bound by design). A runtime may run some programs of a batch on their own
+and that run is what is recorded (with ``batch`` saying so). Pairs whose outputs may hold
+unspecified elements (they are run twice) never go in a batch, nor do pairs whose target computes
+in a precision narrower than the case's type (they fail the spec's bound by design). A runtime may run some programs of a batch on their own
 within the call (``RanAlone``: OpenVINO compiles a batch as one model, and a program it refuses is
 compiled by itself); those are recorded as pairs run alone. ``--no-batch`` (``Options.batch``)
 turns batches off.

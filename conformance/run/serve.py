@@ -1,11 +1,11 @@
 """The worker's side: what a worker process does with the jobs it is sent (conformance/run/workers.py).
 
-It leads its own process group, dies with its parent, captures its runtime's output per call
-(sent with the call's answer),
-builds its one runtime (or the oracle) once and answers each job with an Outcome; a result that
-may hold spec-silent elements is computed again in the same process (``again``). A ``batch`` job
-carries several programs for the runtime: its optional ``run_many(items)`` takes them in one call
-(WebNN: one page round trip), else they run one after another; the answer's value is one
+It leads its own process group, dies with its parent, captures its runtime's output per call (and
+sends it with the call's answer), builds its one runtime (or the oracle) once and answers each job
+with an Outcome; a result that may hold spec-silent elements is computed again in the same
+process (``again``). A ``batch`` job carries several programs for the runtime: its optional
+``run_many(items)`` takes them in one call (WebNN: one page round trip, OpenVINO: one compile),
+else they run one after another; the answer's value is one
 ``(status, outputs or None, error, elapsed, alone)`` per program, ``alone`` saying why the runtime
 ran that program on its own within the call (``RanAlone``), else "".
 """
@@ -49,7 +49,7 @@ def printed(log: str | None) -> str:
 
 def _capture(log: str | None) -> None:
     """Send this process's stdout and stderr (file descriptors 1 and 2, so native code's output
-    too) to ``log``, which the pool reads after each call and attaches to its outcome."""
+    too) to ``log``, which the worker reads before each answer and sends with it (``printed``)."""
     if not log:
         return
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

@@ -130,9 +130,9 @@ class _Worker:
     def send_ahead(self, job: Job) -> bool:
         """Send ``job`` while the worker is busy, so that it starts it the moment it answers its
         current one, without waiting for the pool to take that answer. Only a job whose message
-        fits in the pipe's buffer is sent ahead, and only once the worker has read its current one
-        (it said it started it): the send must not block on a busy worker."""
-        if self.next is not None or not self.started or job.kind not in RUNTIME_KINDS:
+        fits in the pipe's buffer is sent ahead, and only to a worker that ``takes_ahead``: the send
+        must not block on a busy worker."""
+        if not self.takes_ahead:
             return False
         data = ForkingPickler.dumps((job.kind, job.payload))
         if len(data) > AHEAD_BYTES:
@@ -143,6 +143,12 @@ class _Worker:
             return False
         self.next = job
         return True
+
+    @property
+    def takes_ahead(self) -> bool:
+        """Whether a job may be sent ahead: none is yet, and the worker has read its current job
+        (it said it started it; only a runtime's jobs say so)."""
+        return self.next is None and self.started
 
     def advance(self) -> None:
         """The answer to ``job`` is in: the job sent ahead, if any, is the one running now (its
@@ -266,7 +272,7 @@ class Pool:
         if len(self._busy) < self.jobs or not self._queue:
             return
         for w in self._busy:
-            if w.next is not None or not w.started or not self._queued[w.binding]:
+            if not w.takes_ahead or not self._queued[w.binding]:
                 continue
             i = next(i for i, job in enumerate(self._queue) if job.binding == w.binding)
             if w.send_ahead(self._queue[i]):
