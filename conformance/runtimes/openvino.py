@@ -68,7 +68,6 @@ class Adapter:
         self._kept: OrderedDict = OrderedDict()
         self._contents: OrderedDict = OrderedDict()  # prepare()'s key -> its model's content key
         self._sizes: dict = {}  # a kept model's content key -> the bytes of its constants
-        self._last_bytes = 0    # the constants' bytes of the model content_key read last
         self._scratch = ""    # where content_key serializes a model (made on first use)
         self._current = None  # the compiled model the last call ran (what effective() reports)
 
@@ -173,14 +172,14 @@ class Adapter:
         content = self._contents.get(key) if key is not None else None
         if content not in self._kept:
             model = read()
-            content = self.content_key(model) if self.keep else None
+            content, size = self._content(model) if self.keep else (None, 0)
             if content not in self._kept:
                 compiled = compile_model(self.core, model, self.device, self.config)  # a refusal is not kept
                 if not self.keep:
                     self._current = compiled
                     return run_compiled(compiled, feeds)
                 self._kept[content] = compiled
-                self._sizes[content] = self._last_bytes
+                self._sizes[content] = size
                 while len(self._kept) > 1 and (len(self._kept) > self.keep or self._kept_bytes() > KEPT_BYTES):
                     self._sizes.pop(self._kept.popitem(last=False)[0], None)
             if key is not None:
@@ -196,6 +195,10 @@ class Adapter:
         types, shapes, tensor names, constants) without the names OpenVINO generates for its inner
         nodes (``Transpose_656`` in one read, ``Transpose_728`` in the next: a counter, not the
         model). Parameters and Results keep theirs. The configuration is the adapter's own."""
+        return self._content(model)[0]
+
+    def _content(self, model) -> tuple[str, int]:
+        """``content_key`` and the bytes of the model's constants (what a kept model holds)."""
         import openvino as ov
         if not self._scratch:
             self._scratch = tempfile.mkdtemp(prefix="conformance-openvino-")
@@ -208,8 +211,7 @@ class Adapter:
             data = f.read()
         os.unlink(xml)
         os.unlink(weights)
-        self._last_bytes = len(data)
-        return hashlib.sha256(text + b"\0" + data).hexdigest()
+        return hashlib.sha256(text + b"\0" + data).hexdigest(), len(data)
 
     def _kept_bytes(self) -> int:
         return sum(self._sizes.get(key, 0) for key in self._kept)
