@@ -241,12 +241,31 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, clu
         console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
         sys.exit(EXIT_USAGE)
     except OSError as exc:
+        if isinstance(exc, BrokenPipeError) and not stdout_closed():
+            # click takes every broken pipe for a closed stdout (`| head`) and ends with 1, silently
+            import traceback
+            traceback.print_exc()
+            console.print(f"error: a pipe inside the suite broke ({exc}): an internal error; the results "
+                          f"written so far in {out_dir} are kept", highlight=False, markup=False, soft_wrap=True)
+            sys.exit(EXIT_USAGE)
         if not is_write_error(exc):
             raise
         console.print(f"error: {write_error(exc, exc.filename or out_dir)}", highlight=False, markup=False,
                       soft_wrap=True)
         sys.exit(EXIT_USAGE)
     sys.exit(code)
+
+
+def stdout_closed() -> bool:
+    """Whether this process's standard output is a pipe whose reader has gone (``| head``
+    finished): the one broken pipe that is not the suite's own fault."""
+    import select
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no file descriptor (captured), or no poll here
+        return False
 
 
 class Meanwhile:

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from conformance.run import read_results
 from tests.conftest import DATA, ROOT, conformance
 
@@ -222,3 +224,37 @@ def test_a_job_sent_ahead_keeps_its_own_output_and_a_crash_before_it_sends_it_el
         assert bytes(outcomes[k].value[0]) == models[k]
         assert outcomes[k].output.strip() == f"echo {models[k].decode()}", outcomes[k].output
     assert "echo crash" in outcomes[2].output
+
+
+def test_a_broken_pipe_inside_the_suite_is_an_error_not_a_closed_stdout(tmp_path, monkeypatch, capsys):
+    """click takes every BrokenPipeError for a closed standard output (`| head`) and exits 1
+    silently; one raised inside the suite (its pipe to a worker) is an internal error: the
+    traceback, a message, exit status 2, and the results written so far kept."""
+    from conformance.cli import main
+    from conformance.run.workers import Pool
+    real, calls = Pool._send_ahead, []
+
+    def breaks(self):
+        calls.append(1)
+        if len(calls) > 5:
+            raise BrokenPipeError(32, "Broken pipe")
+        return real(self)
+    monkeypatch.setattr(Pool, "_send_ahead", breaks)
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as ended:
+        main.main(["run", str(DATA / "cases"), "--spec", "onnx-14", "--runtime", "onnxruntime", "--out", str(out),
+                   "-q", "--no-ablation"])
+    said = capsys.readouterr()
+    assert ended.value.code == 2, said.out + said.err
+    assert "a pipe inside the suite broke" in said.out + said.err and "BrokenPipeError" in said.err
+    assert (out / "results.jsonl").exists()
+
+
+def test_a_closed_stdout_is_told_from_an_open_one(monkeypatch):
+    from conformance.cli import stdout_closed
+    read, write = os.pipe()
+    with os.fdopen(write, "w") as stream:
+        monkeypatch.setattr(sys, "stdout", stream)
+        assert not stdout_closed()
+        os.close(read)
+        assert stdout_closed()
