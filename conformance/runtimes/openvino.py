@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from conformance.caches import digest
+
 CONFIGS = ("default", "precision=pinned")
 
 
@@ -65,9 +67,8 @@ class Adapter:
         #: ONNX frontend) is compiled once, and a pair's repeat runs on the same compiled model.
         #: ``keep = 0`` compiles every call (the benchmark's bare calls)
         self.keep = KEPT
-        self._kept: OrderedDict = OrderedDict()
+        self._kept: OrderedDict = OrderedDict()  # content key -> (compiled model, bytes of its constants)
         self._contents: OrderedDict = OrderedDict()  # prepare()'s key -> its model's content key
-        self._sizes: dict = {}  # a kept model's content key -> the bytes of its constants
         self._scratch = ""    # where content_key serializes a model (made on first use)
         self._current = None  # the compiled model the last call ran (what effective() reports)
 
@@ -178,16 +179,15 @@ class Adapter:
                 if not self.keep:
                     self._current = compiled
                     return run_compiled(compiled, feeds)
-                self._kept[content] = compiled
-                self._sizes[content] = size
+                self._kept[content] = (compiled, size)
                 while len(self._kept) > 1 and (len(self._kept) > self.keep or self._kept_bytes() > KEPT_BYTES):
-                    self._sizes.pop(self._kept.popitem(last=False)[0], None)
+                    self._kept.popitem(last=False)
             if key is not None:
                 self._contents[key] = content
                 while len(self._contents) > 4 * self.keep:
                     self._contents.popitem(last=False)
         self._kept.move_to_end(content)
-        self._current = self._kept[content]
+        self._current = self._kept[content][0]
         return run_compiled(self._current, feeds)
 
     def content_key(self, model) -> str:
@@ -211,10 +211,10 @@ class Adapter:
             data = f.read()
         os.unlink(xml)
         os.unlink(weights)
-        return hashlib.sha256(text + b"\0" + data).hexdigest(), len(data)
+        return digest(text, data), len(data)
 
     def _kept_bytes(self) -> int:
-        return sum(self._sizes.get(key, 0) for key in self._kept)
+        return sum(size for _, size in self._kept.values())
 
     def effective(self) -> dict:
         """The compiled model's own INFERENCE_PRECISION_HINT and EXECUTION_MODE_HINT (not what was
@@ -286,12 +286,8 @@ def _owner(message: str, keys: list) -> int | None:
 
 
 def _feeds_key(feeds: dict[str, np.ndarray]) -> str:
-    digest = hashlib.sha256()
-    for name in sorted(feeds):
-        arr = np.ascontiguousarray(feeds[name])
-        digest.update(f"{name}:{arr.dtype.str}:{arr.shape};".encode())
-        digest.update(arr.view(np.uint8).data if arr.size else b"")
-    return digest.hexdigest()
+    return digest(*(part for name in sorted(feeds) for part in
+                    (f"{name}|{feeds[name].dtype.str}|{feeds[name].shape}", np.ascontiguousarray(feeds[name]).tobytes())))
 
 
 def _copy(answer):
