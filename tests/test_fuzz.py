@@ -16,6 +16,7 @@ Budgets these tests state (measured on 2 cores, 2 worker processes):
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shlex
 import textwrap
@@ -105,6 +106,43 @@ def test_draws_are_labelled_and_recorded_on_the_case():
 
     check()
     assert seen
+
+
+def test_each_labelled_draw_reuses_one_strategy_object_across_cases():
+    """Hypothesis validates a strategy and works out its properties on the object's first draw,
+    which cost as much again as the draw: the builder reuses one object per label and argument
+    (docs/speed.md, "The fuzzer"). Two cases of the same shapes draw every label from the same
+    objects."""
+    from hypothesis import strategies as st
+
+    from conformance.fuzz.strategies import draw_case
+    used: list = []
+
+    @settings(max_examples=10, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def check(data):
+        scope = Scope(ops=("GRU",), limits=dataclasses.replace(Scope().limits, max_seq_length=1, max_batch_size=1,
+                                                               max_input_size=1, max_hidden_size=1))
+        for _ in range(2):
+            seen: dict = {}
+
+            def draw(strategy, label, seen=seen):
+                seen.setdefault(label, strategy)
+                return data.draw(strategy)
+            draw_case(draw, scope)
+            used.append(seen)
+
+    check()
+    assert len(used) >= 2
+    first = used[0]
+    for later in used[1:]:
+        # a mutation's draws depend on the case it breaks; overrides on the dtype's special values
+        shared = {label for label in set(first) & set(later)
+                  if not label.startswith("mutation") and not label.endswith(".overrides")}
+        assert {"op", "dtype", "clip.value", "X.seed", "X.style", "sequence_lens.values",
+                "activation_alpha.values", "hidden_size"} <= shared
+        assert all(first[label] is later[label] for label in shared), [
+            label for label in shared if first[label] is not later[label]]
 
 
 def test_budget_parsing():

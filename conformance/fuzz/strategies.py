@@ -18,6 +18,7 @@ Two ways in, sharing one builder:
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -132,12 +133,52 @@ def _plain(value):
 
 def weighted(table: dict) -> st.SearchStrategy:
     """One of the keys, with the given integer weights; shrinks toward the first key."""
-    flat = [k for k, w in table.items() for _ in range(w)]
+    return _weighted(tuple(table.items()))
+
+
+# Each strategy below is built once per distinct argument and then reused: hypothesis validates a
+# strategy object and works out its properties on the object's first draw, which cost as much as
+# the draw itself when a case's ~100 draws each built a new one. The draws are the same.
+@functools.cache
+def _weighted(items: tuple) -> st.SearchStrategy:
+    flat = [k for k, w in items for _ in range(w)]
     return st.integers(0, len(flat) - 1).map(lambda i: flat[i])
 
 
+@functools.cache
+def _sampled(options: tuple) -> st.SearchStrategy:
+    return st.sampled_from(options)
+
+
 def _default_first(options, default):
-    return st.sampled_from([default] + [o for o in options if o != default])
+    return _sampled((default, *(o for o in options if o != default)))
+
+
+BOOLEANS = st.booleans()
+CLIPS = st.one_of(st.sampled_from(CLIP_VALUES), st.floats(float(np.float32(1e-3)), 50.0, width=32))
+SEEDS = st.integers(0, 2 ** 32 - 1)
+
+
+@functools.cache
+def _sizes(maximum: int, production: bool) -> st.SearchStrategy[int]:
+    return production_sizes(maximum) if production else st.integers(1, maximum)
+
+
+@functools.cache
+def _lengths(S: int, B: int) -> st.SearchStrategy[list]:
+    """``B`` sequence lengths, each shrinking toward ``S`` (full)."""
+    return st.lists(st.integers(0, S).map(lambda k: S - k), min_size=B, max_size=B)
+
+
+@functools.cache
+def _parameters(most: int) -> st.SearchStrategy[list]:
+    return st.lists(st.one_of(st.sampled_from(PARAMETER_VALUES), st.floats(-4.0, 4.0, width=32)),
+                    min_size=1, max_size=most)
+
+
+@functools.cache
+def _overrides(n: int, specials: int) -> st.SearchStrategy[list]:
+    return st.lists(st.tuples(st.integers(0, max(0, n - 1)), st.integers(0, specials - 1)), max_size=3)
 
 
 # -- the valid case ------------------------------------------------------------------------------
@@ -161,44 +202,41 @@ def _valid(rec: Recorder, scope: Scope, check_overflow: bool = True) -> Case:
     # Every choice is drawn whatever the earlier ones were (a cell still draws a seq_length, an absent
     # B still draws its values), so that turning a feature off never shifts the draws after it: the
     # shrinker can then drop each feature on its own, and a minimized case keeps only what it needs.
-    op = rec(st.sampled_from(scope.ops), "op")
-    form = rec(st.sampled_from(scope.forms), "form")
-    direction = rec(st.sampled_from(DIRECTIONS), "direction")
+    op = rec(_sampled(tuple(scope.ops)), "op")
+    form = rec(_sampled(tuple(scope.forms)), "form")
+    direction = rec(_sampled(tuple(DIRECTIONS)), "direction")
     dtype = rec(weighted({d: w for d, w in DTYPE_WEIGHTS.items() if d in scope.dtypes}), "dtype")
     event("op", op)
     event("dtype", dtype)
     D = num_directions(direction)
     attributes: dict = {"direction": direction}
     attributes.update(_activations(rec, op, D))
-    clip = rec(st.booleans(), "clip")
-    clip_value = rec(st.one_of(st.sampled_from(CLIP_VALUES), st.floats(float(np.float32(1e-3)), 50.0, width=32)),
-                     "clip.value")
+    clip = rec(BOOLEANS, "clip")
+    clip_value = rec(CLIPS, "clip.value")
     if clip:
         attributes["clip"] = clip_value
-    if rec(st.booleans(), "linear_before_reset") and op == "GRU":
+    if rec(BOOLEANS, "linear_before_reset") and op == "GRU":
         attributes["linear_before_reset"] = 1
-    if rec(st.booleans(), "input_forget") and op == "LSTM":
+    if rec(BOOLEANS, "input_forget") and op == "LSTM":
         attributes["input_forget"] = 1
-    if rec(st.booleans(), "layout"):
+    if rec(BOOLEANS, "layout"):
         attributes["layout"] = 1
-    outputs = rec(st.sampled_from(_output_subsets(op)), "outputs")
-    present = {"X": True, "W": True, "R": True, "B": rec(st.booleans(), "B")}
-    length_mode = rec(st.sampled_from(LENGTH_MODES), "sequence_lens")
-    present["initial_h"] = rec(st.booleans(), "initial_h")
-    present["initial_c"] = rec(st.booleans(), "initial_c") and op == "LSTM"
-    present["P"] = rec(st.booleans(), "P") and op == "LSTM"
+    outputs = rec(_sampled(tuple(_output_subsets(op))), "outputs")
+    present = {"X": True, "W": True, "R": True, "B": rec(BOOLEANS, "B")}
+    length_mode = rec(_sampled(LENGTH_MODES), "sequence_lens")
+    present["initial_h"] = rec(BOOLEANS, "initial_h")
+    present["initial_c"] = rec(BOOLEANS, "initial_c") and op == "LSTM"
+    present["P"] = rec(BOOLEANS, "P") and op == "LSTM"
 
     lim = scope.limits
-    size = production_sizes if lim.production else (lambda n: st.integers(1, n))
-    S = rec(size(lim.max_seq_length), "seq_length")
+    S = rec(_sizes(lim.max_seq_length, lim.production), "seq_length")
     S = 1 if form == "cell" else S
-    B = rec(size(lim.max_batch_size), "batch_size")
-    I = rec(size(lim.max_input_size), "input_size")  # noqa: E741
-    H = rec(size(lim.max_hidden_size), "hidden_size")
+    B = rec(_sizes(lim.max_batch_size, lim.production), "batch_size")
+    I = rec(_sizes(lim.max_input_size, lim.production), "input_size")  # noqa: E741
+    H = rec(_sizes(lim.max_hidden_size, lim.production), "hidden_size")
     attributes = {"hidden_size": H, **attributes}
     shape = {"seq_length": S, "batch_size": B, "input_size": I}
-    lens = rec(st.lists(st.integers(0, S).map(lambda k: S - k), min_size=B, max_size=B),
-               "sequence_lens.values")
+    lens = rec(_lengths(S, B), "sequence_lens.values")
 
     special = V.specials(dtype, attributes)
     shapes = input_shapes(op, H, direction, shape)
@@ -228,7 +266,7 @@ def _output_subsets(op: str) -> list[tuple]:
 
 
 def _activations(rec: Recorder, op: str, D: int) -> dict:
-    custom = rec(st.booleans(), "activations")
+    custom = rec(BOOLEANS, "activations")
     defaults = DEFAULT_ACTIVATIONS[op]
 
     def one_set(label):
@@ -236,13 +274,12 @@ def _activations(rec: Recorder, op: str, D: int) -> dict:
 
     first = one_set("activations.forward")
     second = one_set("activations.reverse")
-    per_direction = rec(st.booleans(), "activations.per_direction") and D == 2
+    per_direction = rec(BOOLEANS, "activations.per_direction") and D == 2
     names = first + (second if per_direction else first if D == 2 else [])
     out = {"activations": names}
     for key in ("activation_alpha", "activation_beta"):
-        given_ = rec(st.booleans(), key)
-        vals = rec(st.lists(st.one_of(st.sampled_from(PARAMETER_VALUES), st.floats(-4.0, 4.0, width=32)),
-                            min_size=1, max_size=2 * len(defaults)), f"{key}.values")
+        given_ = rec(BOOLEANS, key)
+        vals = rec(_parameters(2 * len(defaults)), f"{key}.values")
         n = len(names) if per_direction or D == 1 else len(first)
         vals = [float(np.float32(v)) for v in vals[:n]]
         if given_:
@@ -254,11 +291,9 @@ def _activations(rec: Recorder, op: str, D: int) -> dict:
 
 
 def _tensor(rec: Recorder, name: str, shape: tuple, dtype: str, special) -> np.ndarray:
-    style = rec(st.sampled_from(V.STYLES), f"{name}.style")
-    seed = rec(st.integers(0, 2 ** 32 - 1), f"{name}.seed")
-    n = int(np.prod(shape))
-    overrides = rec(st.lists(st.tuples(st.integers(0, max(0, n - 1)), st.integers(0, len(special) - 1)),
-                             max_size=3), f"{name}.overrides")
+    style = rec(_sampled(tuple(V.STYLES)), f"{name}.style")
+    seed = rec(SEEDS, f"{name}.seed")
+    overrides = rec(_overrides(int(np.prod(shape)), len(special)), f"{name}.overrides")
     values = V.apply_overrides(V.style_values(style, shape, dtype, seed, name, special), overrides, special)
     return values.astype(numpy_dtype(dtype))
 
