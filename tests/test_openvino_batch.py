@@ -24,8 +24,8 @@ import pytest
 pytest.importorskip("openvino")
 
 from conformance.case import load_paths
-from conformance.runtimes.base import RanAlone
-from conformance.runtimes.openvino import BATCH_MARK, OpenVINOOnnxFrontend, _owner
+from conformance.runtimes.base import RanAlone, RanMerged
+from conformance.runtimes.openvino import BATCH_MARK, OpenVINO, OpenVINOOnnxFrontend, _owner
 from conformance.runtimes.openvino_ir import OpenVINOIR
 from conformance.runtimes.openvino_memory import OpenVINOMemory
 from conformance.specs import SPECS, NotExpressible
@@ -81,8 +81,10 @@ def test_a_batch_answers_as_each_program_alone(spec, tmp_path):
         batch = items[start:start + 8]
         for k, answer in enumerate(runtime.run_many(batch)):
             ran_alone = isinstance(answer, RanAlone)
-            value = answer.answer if ran_alone else answer
+            assert ran_alone or isinstance(answer, RanMerged), answer
+            value = answer.answer
             assert _same(value, alone[start + k]), (spec, start + k, value)
+            assert ran_alone or "INFERENCE_PRECISION_HINT" in answer.effective   # its own part's
             merged["alone" if ran_alone else "merged"] += 1
             if isinstance(value, Exception):
                 assert ran_alone, "a refusal is answered by the program's own refusal, run alone"
@@ -107,7 +109,7 @@ def test_a_refused_program_is_found_by_its_node_and_the_rest_run_merged(tmp_path
     assert isinstance(answers[2].answer, Exception)
     assert "named its node" in answers[2].why
     for k, a in zip(good[:2] + good[2:4], answers[:2] + answers[3:]):
-        assert _same(a, alone[k])
+        assert _same(a.answer, alone[k])
 
 
 def test_a_program_refused_when_read_is_its_own_answer(tmp_path):
@@ -204,8 +206,75 @@ def test_identical_programs_in_a_batch_run_as_one_subgraph(monkeypatch):
     fresh = OpenVINOOnnxFrontend(config="precision=pinned")
     fresh.keep = 0
     for (model, feeds), answer in zip(batch, answers):
-        assert _same(answer, fresh.run(model, feeds))
-    assert answers[0][0] is not answers[2][0] and not np.shares_memory(answers[0][0], answers[2][0])
+        assert _same(answer.answer, fresh.run(model, feeds))
+    first, again = answers[0].answer[0], answers[2].answer[0]
+    assert first is not again and not np.shares_memory(first, again)
+
+
+def _counting_compiles(monkeypatch) -> Counter:
+    import conformance.runtimes.openvino as ov_adapter
+    compiles: Counter = Counter()
+    real = ov_adapter.compile_model
+    monkeypatch.setattr(ov_adapter, "compile_model",
+                        lambda core, model, device, config: compiles.update([config]) or real(core, model, device, config))
+    return compiles
+
+
+def test_one_worker_per_configuration_takes_every_way_in(tmp_path, monkeypatch):
+    """The frontend's, the IR's and the in-memory targets of one device and configuration share one
+    RuntimeRef (one worker), whose adapter reads each program the way its own adapter does: the
+    same answers, bit for bit, as the frontend, IR and memory adapters give alone. An IR and a
+    recipe of the same case usually read into the same model (the IR's file names its outputs and
+    records the OpenVINO that wrote it; neither reaches the compiled model): those compile once."""
+    from conformance.runtimes import openvino, openvino_ir, openvino_memory
+    specs = {"onnx": ["onnx-14"], "openvino-ir": ["openvino-opset5"], "openvino-model": ["openvino-memory-opset5"]}
+    found = openvino.targets(specs)[0] + openvino_ir.targets(specs)[0] + openvino_memory.targets(specs)[0]
+    by_config: dict = {}
+    for t in found:
+        by_config.setdefault((t.device, t.config), set()).add(t.ref)
+    assert by_config and all(len(refs) == 1 for refs in by_config.values()), by_config
+    assert {t.format for t in found} == {"onnx", "openvino-ir", "openvino-model"}
+
+    for way in ("ir", "memory", "onnx"):
+        (tmp_path / way).mkdir()
+    ir = _programs("openvino-opset5", tmp_path / "ir", n=20)
+    memory = _programs("openvino-memory-opset5", tmp_path / "memory", n=20)
+    frontend = _programs("onnx-14", tmp_path / "onnx", n=20)
+    shared = OpenVINO(config="precision=pinned")
+    compiles = _counting_compiles(monkeypatch)
+    order = [item for trio in zip(ir, memory, frontend) for item in trio]   # a case's programs together
+    answers = [_answer_alone(shared, model, feeds) for model, feeds in order]
+    shared_compiles = compiles["precision=pinned"]
+    alone = (OpenVINOIR(config="precision=pinned"), OpenVINOMemory(config="precision=pinned"),
+             OpenVINOOnnxFrontend(config="precision=pinned"))
+    own = [_answer_alone(alone[k % 3], *item) for k, item in enumerate(order)]
+    assert all(_same(a, b) for a, b in zip(answers, own))
+    assert sum(not isinstance(a, Exception) for a in answers) > 40
+    same_model = sum(shared.content_key(shared.prepare(*a)[1]()) == shared.content_key(shared.prepare(*b)[1]())
+                     for a, b in zip(ir, memory))
+    assert same_model >= 5, "an IR and the recipe of one case often read into one model"
+    assert shared_compiles <= 60 - same_model
+
+
+def test_a_refused_model_is_refused_again_without_compiling(monkeypatch):
+    """A compile refusal is kept by content: the other ONNX versions of a case the CPU plugin refuses
+    are refused with the same message, without compiling again; ``keep = 0`` compiles every time."""
+    cases, errors = load_paths([ROOT / "cases" / "gru"])
+    case = next(c for c in cases if c.id == "gru/activation_alpha_beta[activations=Sigmoid+LeakyRelu,activation_alpha=[0.3]]")
+    items = [(SPECS[s].translate(case).runtime_input(), SPECS[s].translate(case).feeds)
+             for s in ("onnx-7", "onnx-14", "onnx-22")]
+    compiles = _counting_compiles(monkeypatch)
+    runtime = OpenVINO(config="precision=pinned")
+    refusals = [_answer_alone(runtime, *item) for item in items]
+    assert all(isinstance(r, Exception) for r in refusals), refusals
+    assert compiles["precision=pinned"] == 1
+    assert len({str(r) for r in refusals}) == 1 and "GRUSequence" in str(refusals[0])
+    assert refusals[0] is not refusals[1]
+    fresh = OpenVINO(config="precision=pinned")
+    fresh.keep = 0
+    compiles.clear()
+    assert all(isinstance(_answer_alone(fresh, *item), Exception) for item in items)
+    assert compiles["precision=pinned"] == 3
 
 
 def test_owner_reads_the_node_openvino_names():
@@ -216,22 +285,58 @@ def test_owner_reads_the_node_openvino_names():
     assert _owner("Unsupported activation function", [0, 1]) is None
 
 
-def test_a_pair_computing_narrower_than_its_type_is_not_batched(tmp_path):
+def test_a_pair_computing_narrower_than_its_type_is_not_merged(tmp_path):
     """On a CPU where the default configuration computes float32 in bf16 (measured; here a target
-    double says so), its float32 pairs fail the spec's bound by design: they are not batched."""
+    double says so), its float32 pairs fail the spec's bound by design: they are never merged. They
+    go in batches whose programs the worker runs each on its own, recorded as run alone, with the
+    verdicts of a run without batches."""
     from conformance.run import Engine, MemoryStore, Options
+    from conformance.run.engine import NARROWER_ALONE
     from conformance.runtimes.openvino import targets as frontend_targets
     cases, _ = load_paths([ROOT / "cases" / "gru" / "basic.yaml"])
     target = next(t for t in frontend_targets({"onnx": ["onnx-14"]})[0] if t.config == "precision=pinned")
     assert target.batch > 1
     records = {}
-    for precision in ("f32", "bf16"):
+    for precision, batch in (("f32", True), ("bf16", True), ("bf16-no-batch", False)):
         store = MemoryStore(tmp_path / precision)
-        double = dataclasses.replace(target, precision=precision)
-        Engine(cases, [double], store, Options(out_dir=tmp_path / precision, jobs=1)).run()
-        records[precision] = store.records
-    assert any((r.get("batch") or {}).get("size") for r in records["f32"]), "f32 pairs ran in batches"
-    assert not any(r.get("batch") for r in records["bf16"]), "bf16 pairs never go in a batch"
+        double = dataclasses.replace(target, precision=precision.split("-")[0])
+        Engine(cases, [double], store, Options(out_dir=tmp_path / precision, jobs=1, batch=batch)).run()
+        records[precision] = {r["case"]: r for r in store.records}
+    assert any((r.get("batch") or {}).get("size") for r in records["f32"].values()), "f32 pairs ran merged"
+    narrower = [r for r in records["bf16"].values() if r["expect"] == "valid"]
+    assert narrower and not any((r.get("batch") or {}).get("size") for r in records["bf16"].values())
+    assert all(NARROWER_ALONE[:40] in r["batch"]["alone"] for r in narrower), narrower[0].get("batch")
+    assert {k: r["verdict"] for k, r in records["bf16"].items()} == \
+        {k: r["verdict"] for k, r in records["bf16-no-batch"].items()}
+
+
+def test_each_pair_of_a_batch_names_the_configuration_its_own_part_ran_in(tmp_path):
+    """A batch of float32 and float16 programs on the pinned configuration compiles one model per
+    element type; each pair's record names the configuration its own part ran in, as the same pair
+    run alone does, not the call's last compile's (the CPU plugin resolves the float16 model's
+    hint to a precision of its own)."""
+    from conformance.run import Engine, MemoryStore, Options
+    from conformance.runtimes.openvino import targets as frontend_targets
+    cases, _ = load_paths([ROOT / "cases" / "gru"])
+    f16 = [c for c in cases if c.valid and c.dtype == "float16"][:4]
+    f32 = [c for c in cases if c.valid and c.dtype == "float32" and "activations" not in c.attributes][:4]
+    assert len(f16) == len(f32) == 4
+    mixed = [c for pair in zip(f32, f16) for c in pair]
+    target = next(t for t in frontend_targets({"onnx": ["onnx-14"]})[0] if t.config == "precision=pinned")
+    records = {}
+    for batch in (True, False):
+        store = MemoryStore(tmp_path / str(batch))
+        Engine(mixed, [target], store, Options(out_dir=tmp_path / str(batch), jobs=1, batch=batch)).run()
+        records[batch] = {r["case"]: r for r in store.records}
+    dtype = {c.id: c.dtype for c in mixed}
+    merged = [r for r in records[True].values() if (r.get("batch") or {}).get("size")]
+    assert {dtype[r["case"]] for r in merged} == {"float16", "float32"}, [r.get("batch") for r in records[True].values()]
+    assert len({r["effective"]["precision"] for r in merged}) == 2, "the two parts ran in different precisions"
+    for r in merged:
+        assert r["effective"]["source"] == "declared by the runtime for this call"
+        alone = records[False][r["case"]]["effective"]
+        assert r["effective"]["INFERENCE_PRECISION_HINT"] == alone["INFERENCE_PRECISION_HINT"], (r["case"], alone)
+        assert r["effective"]["precision"] == alone["precision"]
 
 
 def test_the_corpus_gives_the_same_verdicts_batched_and_alone(tmp_path):

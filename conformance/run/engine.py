@@ -9,11 +9,14 @@ runtime configuration share its batches, so a case's programs for several specs 
 batch can neither create nor hide a divergence: a pair whose verdict from the batch is not
 ``pass``, and every pair of a batch that crashed, hung or failed as a whole, is run again alone,
 and that run is what is recorded (with ``batch`` saying so). Pairs whose outputs may hold
-unspecified elements (they are run twice) never go in a batch, nor do pairs whose target computes
-in a precision narrower than the case's type (they fail the spec's bound by design). A runtime may run some programs of a batch on their own
-within the call (``RanAlone``: OpenVINO compiles a batch as one model, and a program it refuses is
-compiled by itself); those are recorded as pairs run alone. ``--no-batch`` (``Options.batch``)
-turns batches off.
+unspecified elements (they are run twice) never go in a batch. Pairs whose target computes in a
+precision narrower than the case's type fail the spec's bound by design, so merging them would
+only run them twice: they go in batches of their own that the worker runs each on its own, one
+after the other in one call (only the round trips are shared), recorded as pairs run alone. A
+runtime may run some programs of a batch on their own within the call (``RanAlone``: OpenVINO
+compiles a batch as one model, and a program it refuses is compiled by itself); those are
+recorded as pairs run alone too. Each pair's record names the configuration its own part of the
+call ran in (``RanMerged``). ``--no-batch`` (``Options.batch``) turns batches off.
 """
 
 from __future__ import annotations
@@ -108,10 +111,15 @@ def _size(prog: Program) -> int:
         return 0
 
 
+#: why a pair of a batch that runs each program on its own ran alone (``_computes_narrower``)
+NARROWER_ALONE = ("its target computes in a precision narrower than its type, so it is not merged (it would only "
+                  "run twice); run on its own, in one call with the rest of its batch")
+
+
 def _computes_narrower(case, target) -> bool:
     """Whether the target's measured precision is narrower than the case's type (OpenVINO's default
     configuration on a bf16 CPU): such a pair fails the spec's bound by design and would be run again
-    alone after its batch, so it is not batched at all."""
+    alone after a merged batch, so its batch runs each program on its own (``NARROWER_ALONE``)."""
     return narrower(BY_NAME.get(target.precision), case.dtype)
 
 
@@ -208,7 +216,7 @@ class Engine:
         #: runtime configuration (one worker) share it, so a case's programs for several specs go in
         #: one call (OpenVINO compiles a program that several specs read alike once: openvino.py)
         self.open_batches: dict[Any, list[tuple[int, Program, Any]]] = {}
-        self.batch_bytes: dict[Any, int] = {}  # ref -> the size of its open batch's programs
+        self.batch_bytes: dict[Any, int] = {}  # open batch key -> the size of its programs
         self.pool: Any = None               # the pool of this run (a batched pair is run again alone on it)
         self.alone: dict[tuple[int, Any], str] = {}  # (case index, target) -> why a batched pair runs alone
         self._facts: dict[int, tuple[Any, str, frozenset]] = {}  # id(case) -> (case, digest, features)
@@ -297,16 +305,20 @@ class Engine:
         self.summary.skipped_pairs += len(self.cases) * len(self.targets) - pending
         if late:
             return
-        for ref in list(self.open_batches):
-            yield self._batch_job(ref)
+        for key in list(self.open_batches):
+            yield self._batch_job(key)
 
-    def _batch_job(self, ref) -> Job:
-        entries = self.open_batches.pop(ref)
-        self.batch_bytes.pop(ref, None)
+    def _batch_job(self, key) -> Job:
+        """The open batch ``key`` (a runtime configuration's ref, and whether its programs run each on
+        its own) as one job."""
+        entries = self.open_batches.pop(key)
+        self.batch_bytes.pop(key, None)
         if len(entries) == 1:
             return self._run_job(*entries[0])
+        ref, alone = key
         return Job(("batch", ref, entries), "batch",
-                   (ref, [(prog.runtime_input(), prog.feeds) for _, prog, _ in entries]), 2 * self.opt.timeout)
+                   (ref, [(prog.runtime_input(), prog.feeds) for _, prog, _ in entries]) + ((NARROWER_ALONE,) if alone else ()),
+                   2 * self.opt.timeout)
 
     def _alone(self, ci: int, target, prog, why: str) -> None:
         """A batched pair run again on its own (its record says why); its oracle result is kept for it."""
@@ -353,11 +365,12 @@ class Engine:
                 self._record(case, t, None, "error", f"translator failed: {type(prog).__name__}: {prog}")
             else:
                 repeat = self.opt.repeat_under if may_leave_unspecified(case) else 0.0
-                if t.batch > 1 and self.opt.batch and not repeat and not _computes_narrower(case, t):
-                    self.open_batches.setdefault(t.ref, []).append((ci, prog, t))
-                    self.batch_bytes[t.ref] = self.batch_bytes.get(t.ref, 0) + _size(prog)
-                    if len(self.open_batches[t.ref]) >= t.batch or self.batch_bytes[t.ref] >= BATCH_BYTES:
-                        yield self._batch_job(t.ref)
+                if t.batch > 1 and self.opt.batch and not repeat:
+                    key = (t.ref, _computes_narrower(case, t))
+                    self.open_batches.setdefault(key, []).append((ci, prog, t))
+                    self.batch_bytes[key] = self.batch_bytes.get(key, 0) + _size(prog)
+                    if len(self.open_batches[key]) >= t.batch or self.batch_bytes[key] >= BATCH_BYTES:
+                        yield self._batch_job(key)
                     continue
                 yield self._run_job(ci, prog, t, repeat)
 
@@ -418,12 +431,13 @@ class Engine:
             for ci, prog, target in entries:
                 self._alone(ci, target, prog, why)
             return
-        for (ci, prog, target), (status, value, error, elapsed, *alone) in zip(entries, answers):
-            why = alone[0] if alone else ""
+        for (ci, prog, target), (status, value, error, elapsed, *rest) in zip(entries, answers):
+            why = rest[0] if rest else ""
+            effective = rest[1] if len(rest) > 1 and rest[1] is not None else outcome.effective
             if why:  # the runtime ran it on its own within the call: recorded as a pair run alone
                 self.alone[(ci, target)] = f"in a batch of {len(entries)}: {why}"[:300]
             self._receive(Outcome(("run", ci, target, prog), status, value, error, "", elapsed,
-                                  outcome.effective, batched=0 if why else len(entries)))
+                                  effective, batched=0 if why else len(entries)))
 
     def _spent(self, target, seconds: float) -> None:
         self.summary.runtime_by[target.runtime] += seconds

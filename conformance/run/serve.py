@@ -94,7 +94,7 @@ def _serve(conn, binding, log: str | None = None) -> None:
                 conn.send(("started", None, "", "", 0.0, {}, {}, None, {}))  # the timeout counts from here
                 start = time.perf_counter()
                 if kind == "batch":
-                    returned = _batch(runtime, payload[1])
+                    returned = _batch(runtime, *payload[1:])
                 else:
                     _, model, feeds, *rest = payload
                     repeat_under = rest[0] if rest else 0.0
@@ -118,8 +118,8 @@ def _serve(conn, binding, log: str | None = None) -> None:
             continue
         elapsed = time.perf_counter() - start
         if kind == "batch":
-            value = [(status, out, error, elapsed / max(1, len(returned)), alone)
-                     for status, out, error, alone in returned]
+            value = [(status, out, error, elapsed / max(1, len(returned)), alone, effective)
+                     for status, out, error, alone, effective in returned]
         elif kind in ("run", "probe"):
             try:
                 value = _as_arrays(returned)
@@ -156,12 +156,22 @@ class _Answering:
         self.conn.send(message)
 
 
-def _batch(runtime, items: list) -> list:
-    """Each of ``items`` ((model, feeds)) run: ``(status, outputs, error)`` per item, where status is
-    ok, error (the runtime refused that item) or garbage (what came back is not outputs). A
-    ``run_many`` that fails as a whole raises, and the suite runs the items alone."""
+def _batch(runtime, items: list, alone: str = "") -> list:
+    """Each of ``items`` ((model, feeds)) run: ``(status, outputs, error, why it ran alone, the
+    configuration it ran in)`` per item, where status is ok, error (the runtime refused that item)
+    or garbage (what came back is not outputs). A ``run_many`` that fails as a whole raises, and the
+    suite runs the items alone. With ``alone`` (why), each item is run on its own, as a job of its
+    own would run it, one after the other in this call: only the round trips are shared."""
+    from conformance.runtimes.base import RanAlone, RanMerged
     many = getattr(runtime, "run_many", None)
-    if callable(many):
+    if alone:
+        answers: list = []
+        for model, feeds in items:
+            try:
+                answers.append(RanAlone(runtime.run(model, feeds), alone, _effective(runtime)))
+            except Exception as exc:  # noqa: BLE001 - one item's refusal is that item's answer
+                answers.append(RanAlone(exc, alone, _effective(runtime)))
+    elif callable(many):
         answers = list(many(items))
         if len(answers) != len(items):
             raise RuntimeError(f"run_many answered {len(answers)} results for {len(items)} programs")
@@ -173,21 +183,22 @@ def _batch(runtime, items: list) -> list:
             except Exception as exc:  # noqa: BLE001 - one item's refusal is that item's answer
                 answers.append(exc)
     _flush()
-    from conformance.runtimes.base import RanAlone
-    results: list[tuple[str, list | None, str, str]] = []
+    results: list[tuple[str, list | None, str, str, dict | None]] = []
     for answer in answers:
-        alone = ""
+        why, effective = "", None
         if isinstance(answer, RanAlone):  # ran on its own in this call: recorded as a pair run alone
-            alone = str(answer.why)[:300] or "ran alone"
+            why, effective = str(answer.why)[:300] or "ran alone", answer.effective
             answer = answer.answer
+        elif isinstance(answer, RanMerged):
+            effective, answer = answer.effective, answer.answer
         if isinstance(answer, Exception):
-            results.append(("error", None, f"{type(answer).__name__}: {answer}"[:4000], alone))
+            results.append(("error", None, f"{type(answer).__name__}: {answer}"[:4000], why, effective))
             continue
         try:
-            results.append(("ok", _as_arrays(answer), "", alone))
+            results.append(("ok", _as_arrays(answer), "", why, effective))
         except Exception as exc:  # noqa: BLE001 - not outputs: the runtime's fault, for this item
             results.append(("garbage", None, f"returned {_kind_of(answer)}, which is not a list of arrays: "
-                                             f"{type(exc).__name__}: {exc}"[:2000], alone))
+                                             f"{type(exc).__name__}: {exc}"[:2000], why, effective))
     return results
 
 

@@ -137,6 +137,19 @@ class RanAlone:
 
     answer: object
     why: str
+    #: the configuration it ran in (the runtime's ``effective()`` right after it); None: the call's
+    effective: dict | None = None
+
+
+@dataclass
+class RanMerged:
+    """An answer of ``run_many`` for one item that ran as part of what the runtime merged, with the
+    configuration of that part (the runtime's ``effective()`` right after it ran). A call may
+    compile several parts (OpenVINO: one per element type and way in), and each pair's record
+    names the configuration its own part ran in, not the call's last."""
+
+    answer: object
+    effective: dict
 
 
 class RuntimeRejected(Exception):

@@ -12,6 +12,7 @@ own facts (``describe()``: FULL_DEVICE_NAME, OPTIMIZATION_CAPABILITIES, the deno
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import platform
@@ -69,6 +70,9 @@ class Adapter:
         self.keep = KEPT
         self._kept: OrderedDict = OrderedDict()  # content key -> (compiled model, bytes of its constants)
         self._contents: OrderedDict = OrderedDict()  # prepare()'s key -> its model's content key
+        #: compile refusals by content key: a model refused once is refused again without compiling
+        #: (the message is the first compile's, whose generated node names are that read's)
+        self._refused: OrderedDict = OrderedDict()
         self._scratch = ""    # where content_key serializes a model (made on first use)
         self._current = None  # the compiled model the last call ran (what effective() reports)
 
@@ -90,10 +94,11 @@ class Adapter:
         hint is the model's type). Where the merged compile is refused and the refusal names a node,
         the program owning it is compiled on its own and the rest merged again (at most
         ``MERGE_RETRIES`` times); otherwise each is compiled on its own. Every program not run as
-        part of a merged model is answered ``RanAlone``, so the suite records it as run alone."""
-        from conformance.runtimes.base import RanAlone
+        part of a merged model is answered ``RanAlone``, so the suite records it as run alone; the
+        others ``RanMerged``, with the configuration their group's compiled model reports."""
+        from conformance.runtimes.base import RanAlone, RanMerged
         answers: list = [None] * len(items)
-        groups: dict[str, list] = {}
+        groups: dict[tuple, list] = {}   # (element type, way in) -> (index, model) to merge
         same: dict[int, int] = {}   # a program -> the earlier one of the batch it is identical to
         first: dict[tuple, int] = {}
         for k, (model, feeds) in enumerate(items):
@@ -108,11 +113,15 @@ class Adapter:
                 for op in ov_model.get_ops():  # whose node a refusal names (see _owner)
                     op.set_friendly_name(f"{BATCH_MARK}{k}.{op.get_friendly_name()}")
             except Exception as exc:  # noqa: BLE001 - that program's refusal is its answer
-                answers[k] = RanAlone(exc, "refused when read on its own")
+                answers[k] = RanAlone(exc, "refused when read on its own", {})
                 continue
-            groups.setdefault(_element_type(ov_model), []).append((k, ov_model))
+            # merged per element type and per way in: a frontend program the CPU plugin refuses
+            # (a quarter of GRU and LSTM's, for their activations) costs its own group's compile a
+            # retry, not the IR's and the recipes' (merging those two as well was slower: measured
+            # in docs/speed.md)
+            groups.setdefault((_element_type(ov_model), _reader(model).__name__), []).append((k, ov_model))
         for members in groups.values():
-            why, refused = "the only one of its element type in its batch", 0
+            why, refused = "the only one of its element type and way in in its batch", 0
             while len(members) > 1:
                 try:
                     outputs = self._run_merged([m for _, m in members], [items[k][1] for k, _ in members])
@@ -126,8 +135,9 @@ class Adapter:
                                                                    f"{_last_line(exc)}")
                     why = "the only one of its batch left after a refusal"
                     continue
+                effective = self.effective()  # this group's compiled model: its pairs' configuration
                 for (k, _), out in zip(members, outputs):
-                    answers[k] = out
+                    answers[k] = RanMerged(out, effective)
                 members = []
             for k, _ in members:
                 answers[k] = self._alone(items[k], why)
@@ -140,9 +150,9 @@ class Adapter:
         have taken its nodes), as ``RanAlone``."""
         from conformance.runtimes.base import RanAlone
         try:
-            return RanAlone(self.run(*item), why)
+            return RanAlone(self.run(*item), why, self.effective())
         except Exception as exc:  # noqa: BLE001 - its refusal is its answer
-            return RanAlone(exc, why)
+            return RanAlone(exc, why, self.effective())
 
     def _run_merged(self, models: list, feeds: list) -> list[list[np.ndarray]]:
         """``models`` as one ov.Model (their Parameters and Results side by side), compiled and run
@@ -174,8 +184,17 @@ class Adapter:
         if content not in self._kept:
             model = read()
             content, size = self._content(model) if self.keep else (None, 0)
+            if content in self._refused:  # the same model, refused before: refused again, unasked
+                raise copy.copy(self._refused[content])
             if content not in self._kept:
-                compiled = compile_model(self.core, model, self.device, self.config)  # a refusal is not kept
+                try:
+                    compiled = compile_model(self.core, model, self.device, self.config)
+                except Exception as exc:
+                    if self.keep:
+                        self._refused[content] = copy.copy(exc)  # its message, not its frames
+                        while len(self._refused) > REFUSALS_KEPT:
+                            self._refused.popitem(last=False)
+                    raise
                 if not self.keep:
                     self._current = compiled
                     return run_compiled(compiled, feeds)
@@ -206,7 +225,7 @@ class Adapter:
         xml, weights = os.path.join(self._scratch, "m.xml"), os.path.join(self._scratch, "m.bin")
         ov.serialize(model, xml, weights)
         with open(xml, "rb") as f:
-            text = INNER_NAME.sub(rb"\1", f.read())
+            text = NOT_COMPILED.sub(b"", INNER_NAME.sub(rb"\1", f.read()))
         with open(weights, "rb") as f:
             data = f.read()
         os.unlink(xml)
@@ -262,8 +281,15 @@ BATCH = 8
 #: they may hold together (production shapes: one model of hidden size 1024 holds tens of MB)
 KEPT = 8
 KEPT_BYTES = 64 << 20
+#: compile refusals an adapter remembers (by content key; a refusal holds only its message)
+REFUSALS_KEPT = 256
 #: an inner node's generated name in serialized IR (Parameters and Results keep theirs)
 INNER_NAME = re.compile(rb'(<layer id="\d+") name="[^"]*"(?= type="(?!Parameter"|Result")[^"]*")')
+#: what a serialized model holds that its compiled form does not depend on: the version of
+#: OpenVINO that wrote an IR file (the model's rt_info), and a Result's output tensor names (the
+#: outputs are read by position; an IR names them, a model built in memory does not)
+NOT_COMPILED = re.compile(rb'<rt_info>\s*<info name="OpenVINO Runtime" value="[^"]*" />\s*</rt_info>|<rt_info />'
+                          rb'|(?<=type="Result" version="opset1") output_names="[^"]*"')
 #: the prefix of a batched program's node names: its index in the batch follows
 BATCH_MARK = "batch-item-"
 #: how many programs a batch may lose to a merged compile's refusal before the rest run alone
@@ -293,9 +319,11 @@ def _feeds_key(feeds: dict[str, np.ndarray]) -> str:
 def _copy(answer):
     """A batch's answer for a second program identical to the first (arrays copied: each pair
     owns its outputs)."""
-    from conformance.runtimes.base import RanAlone
+    from conformance.runtimes.base import RanAlone, RanMerged
     if isinstance(answer, RanAlone):
-        return RanAlone(_copy(answer.answer), answer.why)
+        return RanAlone(_copy(answer.answer), answer.why, answer.effective)
+    if isinstance(answer, RanMerged):
+        return RanMerged(_copy(answer.answer), answer.effective)
     if isinstance(answer, list):
         return [np.array(a, copy=True) for a in answer]
     return answer
@@ -325,7 +353,36 @@ class OpenVINOOnnxFrontend(Adapter):
         return compile_properties(model, self.config)
 
     def prepare(self, model: bytes, feeds: dict[str, np.ndarray]):
-        return hashlib.sha256(model).digest(), lambda: self.core.read_model(model=model)
+        return read_onnx(self, model, feeds)
+
+
+def read_onnx(adapter: Adapter, model: bytes, feeds: dict[str, np.ndarray]):
+    """``prepare`` for an ONNX model's bytes, read by the ONNX frontend."""
+    return hashlib.sha256(model).digest(), lambda: adapter.core.read_model(model=model)
+
+
+class OpenVINO(Adapter):
+    """Every way into OpenVINO, for one device and configuration: the ONNX model's bytes (the
+    frontend), an IR's ``.xml`` path (read from its files) and an in-memory recipe's ``.json`` path
+    (built with the Python builders). The targets of one configuration share this worker
+    (:func:`targets_of`), so their programs share its compiled models (a program that reads into
+    a model compiled before runs on it) and its batches (a case's programs for the three ways in
+    merge into one compile). The three are one runtime, the CPU plugin under one configuration:
+    only the reading differs, and each way in reads as its own adapter does."""
+    name = "openvino"
+
+    def prepare(self, model, feeds: dict[str, np.ndarray]):
+        return _reader(model)(self, model, feeds)
+
+
+def _reader(model):
+    """How a program reaches OpenVINO: the ONNX frontend for bytes, the builders for a recipe's
+    ``.json``, else an IR's files (whose reader also reports a build refusal's file)."""
+    if isinstance(model, (bytes, bytearray)):
+        return read_onnx
+    from conformance.runtimes.openvino_ir import read_ir
+    from conformance.runtimes.openvino_memory import read_recipe
+    return read_recipe if str(model).endswith(".json") else read_ir
 
 
 def compile_properties(model, config: str) -> dict:
@@ -380,11 +437,12 @@ def _from_output(ov, output, value) -> np.ndarray:
     return value
 
 
-def targets_of(adapter: type, fmt: str, specs: list, description: str) -> list:
-    """An OpenVINO adapter's targets: one per device and configuration, for every spec in ``specs``
-    (programs of format ``fmt``)."""
+def targets_of(fmt: str, specs: list, description: str) -> list:
+    """OpenVINO's targets for programs of format ``fmt``: one per device and configuration, for
+    every spec in ``specs``. Every way in of one device and configuration runs on the same
+    :class:`OpenVINO` worker (one ``RuntimeRef``)."""
     from conformance.runtimes.base import RuntimeRef, Target
-    path = f"{adapter.__module__}:{adapter.__qualname__}"
+    path = f"{OpenVINO.__module__}:{OpenVINO.__qualname__}"
     return [Target("openvino", version(), device, config, spec,
                    RuntimeRef(path, (("device", device), ("config", config))), format=fmt, description=description,
                    batch=BATCH)
@@ -393,5 +451,4 @@ def targets_of(adapter: type, fmt: str, specs: list, description: str) -> list:
 
 def targets(specs_by_format: dict):
     """Per device and configuration, for every ONNX spec version (through the ONNX frontend)."""
-    return targets_of(OpenVINOOnnxFrontend, "onnx", specs_by_format.get("onnx", []),
-                      "OpenVINO reading the ONNX model (ONNX frontend)"), []
+    return targets_of("onnx", specs_by_format.get("onnx", []), "OpenVINO reading the ONNX model (ONNX frontend)"), []

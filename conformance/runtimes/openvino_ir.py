@@ -21,12 +21,17 @@ class OpenVINOIR(Adapter):
     description = "OpenVINO reading the IR (xml + bin) from its files"
 
     def prepare(self, model: str, feeds: dict[str, np.ndarray]):
-        path = self.program(model, ".xml", "an OpenVINO IR .xml file")
-        weights = path.with_suffix(".bin")
-        if not weights.exists():
-            raise RuntimeRejected(f"the IR's weights {str(weights)!r} are missing beside {path.name!r}")
-        key = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in (path, weights))
-        return key, lambda: self.core.read_model(str(path), str(weights))
+        return read_ir(self, model, feeds)
+
+
+def read_ir(adapter: Adapter, model: str, feeds: dict[str, np.ndarray]):
+    """``prepare`` for the path of an IR's ``.xml``, its ``.bin`` beside it."""
+    path = adapter.program(model, ".xml", "an OpenVINO IR .xml file")
+    weights = path.with_suffix(".bin")
+    if not weights.exists():
+        raise RuntimeRejected(f"the IR's weights {str(weights)!r} are missing beside {path.name!r}")
+    key = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in (path, weights))
+    return key, lambda: adapter.core.read_model(str(path), str(weights))
 
 
 def targets(specs_by_format: dict):
@@ -34,6 +39,6 @@ def targets(specs_by_format: dict):
     specs = specs_by_format.get(FORMAT, [])
     if not specs:
         return [], []
-    found = targets_of(OpenVINOIR, FORMAT, specs, OpenVINOIR.description)
+    found = targets_of(FORMAT, specs, OpenVINOIR.description)
     gaps = [] if found else [("openvino", "no CPU, GPU or NPU device available to read OpenVINO IR")]
     return found, gaps

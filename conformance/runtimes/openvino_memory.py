@@ -29,9 +29,14 @@ class OpenVINOMemory(Adapter):
     description = "OpenVINO: the op built with its Python builders and compiled in memory (no IR)"
 
     def prepare(self, model: str, feeds: dict[str, np.ndarray]):
-        path = self.program(model, ".json", "an in-memory OpenVINO recipe (.json)")
-        key = (str(path), path.stat().st_size, path.stat().st_mtime_ns)
-        return key, lambda: build(path, feeds)
+        return read_recipe(self, model, feeds)
+
+
+def read_recipe(adapter: Adapter, model: str, feeds: dict[str, np.ndarray]):
+    """``prepare`` for the path of an in-memory recipe's ``.json``."""
+    path = adapter.program(model, ".json", "an in-memory OpenVINO recipe (.json)")
+    key = (str(path), path.stat().st_size, path.stat().st_mtime_ns)
+    return key, lambda: build(path, feeds)
 
 
 def build(path: Path, feeds: dict[str, np.ndarray]):
@@ -54,6 +59,6 @@ def targets(specs_by_format: dict):
     specs = specs_by_format.get(FORMAT, [])
     if not specs:
         return [], []
-    found = targets_of(OpenVINOMemory, FORMAT, specs, OpenVINOMemory.description)
+    found = targets_of(FORMAT, specs, OpenVINOMemory.description)
     gaps = [] if found else [("openvino", "no CPU, GPU or NPU device available to compile in memory")]
     return found, gaps
