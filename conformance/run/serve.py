@@ -108,10 +108,7 @@ def _serve(conn, binding, log: str | None = None) -> None:
         except Exception as exc:  # the runtime's refusal, reported as its text
             _flush()
             tb = traceback.format_exc(limit=6)
-            effective = _effective(runtime)
-            stage = str(getattr(exc, "stage", "") or "")
-            if stage:  # the step of a runtime with several that refused (RuntimeRejected)
-                effective = dict(effective, stage=stage)
+            effective = _refused_in(runtime, exc)
             conn.send(("error", None, f"{type(exc).__name__}: {exc}"[:4000], tb[-2000:],
                        time.perf_counter() - start, effective, _describe(runtime, kind), None,
                        _artefacts(runtime, kind)))
@@ -170,7 +167,7 @@ def _batch(runtime, items: list, alone: str = "") -> list:
             try:
                 answers.append(RanAlone(runtime.run(model, feeds), alone, _effective(runtime)))
             except Exception as exc:  # noqa: BLE001 - one item's refusal is that item's answer
-                answers.append(RanAlone(exc, alone, _effective(runtime)))
+                answers.append(RanAlone(exc, alone, _refused_in(runtime, exc)))
     elif callable(many):
         answers = list(many(items))
         if len(answers) != len(items):
@@ -245,6 +242,14 @@ def _as_arrays(returned) -> list:
     if isinstance(returned, (str, bytes, dict)) or not hasattr(returned, "__iter__"):
         raise TypeError(f"expected a list of arrays, got {type(returned).__name__}")
     return [np.asarray(x) for x in returned]
+
+
+def _refused_in(runtime, exc: Exception) -> dict:
+    """The configuration a refused call ran in: ``_effective``, with the step that refused for a
+    runtime with several (``RuntimeRejected.stage``)."""
+    effective = _effective(runtime)
+    stage = str(getattr(exc, "stage", "") or "")
+    return dict(effective, stage=stage) if stage else effective
 
 
 def _effective(runtime) -> dict:

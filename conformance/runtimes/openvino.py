@@ -98,7 +98,7 @@ class Adapter:
         others ``RanMerged``, with the configuration their group's compiled model reports."""
         from conformance.runtimes.base import RanAlone, RanMerged
         answers: list = [None] * len(items)
-        groups: dict[tuple, list] = {}   # (element type, way in) -> (index, model) to merge
+        groups: dict[tuple, list] = {}   # (element type, its reader) -> (index, model) to merge
         same: dict[int, int] = {}   # a program -> the earlier one of the batch it is identical to
         first: dict[tuple, int] = {}
         for k, (model, feeds) in enumerate(items):
@@ -119,7 +119,7 @@ class Adapter:
             # (a quarter of GRU and LSTM's, for their activations) costs its own group's compile a
             # retry, not the IR's and the recipes' (merging those two as well was slower: measured
             # in docs/speed.md)
-            groups.setdefault((_element_type(ov_model), _reader(model).__name__), []).append((k, ov_model))
+            groups.setdefault((_element_type(ov_model), _reader(model)), []).append((k, ov_model))
         for members in groups.values():
             why, refused = "the only one of its element type and way in in its batch", 0
             while len(members) > 1:
