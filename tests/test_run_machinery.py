@@ -258,3 +258,36 @@ def test_a_closed_stdout_is_told_from_an_open_one(monkeypatch):
         assert not stdout_closed()
         os.close(read)
         assert stdout_closed()
+
+
+class _OneByOne:
+    """Test double for ``serve._batch``: a runtime without ``run_many`` whose configuration changes
+    with each program (it reports the program's own number), and which refuses by stage."""
+
+    def __init__(self):
+        self.last = None
+
+    def run(self, model, feeds):
+        import numpy as np
+
+        from conformance.runtimes.base import RuntimeRejected
+        self.last = model
+        if model == "refused":
+            raise RuntimeRejected("no", stage="compiler")
+        return [np.zeros(1)]
+
+    def effective(self):
+        return {"precision": "f32", "program": self.last}
+
+
+@pytest.mark.parametrize("alone", ["", "packed"])
+def test_a_batch_run_one_program_after_another_gives_each_its_own_configuration(alone):
+    """Without ``run_many`` (or when each program must run on its own), a batch job runs ``run``
+    per program; each answer carries the configuration its own call reported, a refusal with the
+    step that refused, and ``alone`` marks each as run on its own."""
+    from conformance.run.serve import _batch
+    answers = _batch(_OneByOne(), [("a", {}), ("refused", {}), ("b", {})], alone)
+    assert [a[0] for a in answers] == ["ok", "error", "ok"]
+    assert [a[4]["program"] for a in answers] == ["a", "refused", "b"]
+    assert answers[1][4]["stage"] == "compiler"
+    assert [a[3] for a in answers] == [alone] * 3

@@ -6,8 +6,10 @@ with an Outcome; a result that may hold spec-silent elements is computed again i
 process (``again``). A ``batch`` job carries several programs for the runtime: its optional
 ``run_many(items)`` takes them in one call (WebNN: one page round trip, OpenVINO: one compile),
 else they run one after another; the answer's value is one
-``(status, outputs or None, error, elapsed, alone)`` per program, ``alone`` saying why the runtime
-ran that program on its own within the call (``RanAlone``), else "".
+``(status, outputs or None, error, elapsed, alone, effective)`` per program, ``alone`` saying why
+the runtime ran that program on its own within the call (``RanAlone``), else "", and
+``effective`` the configuration that program ran in, where the call reported one per program
+(``RanMerged``, ``RanAlone``), else None (the call's own applies).
 """
 
 from __future__ import annotations
@@ -161,24 +163,19 @@ def _batch(runtime, items: list, alone: str = "") -> list:
     own would run it, one after the other in this call: only the round trips are shared."""
     from conformance.runtimes.base import RanAlone, RanMerged
     many = getattr(runtime, "run_many", None)
-    if alone:
-        answers: list = []
-        for model, feeds in items:
-            try:
-                answers.append(RanAlone(runtime.run(model, feeds), alone, _effective(runtime)))
-            except Exception as exc:  # noqa: BLE001 - one item's refusal is that item's answer
-                answers.append(RanAlone(exc, alone, _refused_in(runtime, exc)))
-    elif callable(many):
+    if callable(many) and not alone:
         answers = list(many(items))
         if len(answers) != len(items):
             raise RuntimeError(f"run_many answered {len(answers)} results for {len(items)} programs")
-    else:
+    else:  # one ``run`` after another, each with the configuration it reported
         answers = []
+        effective: dict | None
         for model, feeds in items:
             try:
-                answers.append(runtime.run(model, feeds))
+                answer, effective = runtime.run(model, feeds), _effective(runtime)
             except Exception as exc:  # noqa: BLE001 - one item's refusal is that item's answer
-                answers.append(exc)
+                answer, effective = exc, _refused_in(runtime, exc)
+            answers.append(RanAlone(answer, alone, effective) if alone else RanMerged(answer, effective))
     _flush()
     results: list[tuple[str, list | None, str, str, dict | None]] = []
     for answer in answers:

@@ -143,10 +143,11 @@ class RanAlone:
 
 @dataclass
 class RanMerged:
-    """An answer of ``run_many`` for one item that ran as part of what the runtime merged, with the
-    configuration of that part (the runtime's ``effective()`` right after it ran). A call may
-    compile several parts (OpenVINO: one per element type and way in), and each pair's record
-    names the configuration its own part ran in, not the call's last."""
+    """An answer of ``run_many`` for one item that ran as part of the batch (merged with others, or
+    one after another in the call), with the configuration of its part (the runtime's
+    ``effective()`` right after it ran). A call may compile several parts (OpenVINO: one per element
+    type and way in), and each pair's record names the configuration its own part ran in, not the
+    call's last."""
 
     answer: object
     effective: dict
