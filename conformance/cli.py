@@ -229,6 +229,7 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, clu
         grid = open_cluster(cluster, workers, jobs, memory_limit, spec_filter, plugins, runtimes, devices,
                             not no_entry_points, configs, measure_timeout=min(timeout, PROBE_TIMEOUT))
         targets, skipped = grid.targets, grid.skipped
+    options.slice_ids = form_slice(cases, targets, configs)
     try:
         with grid or contextlib.nullcontext(), OutLock(out_dir), ended_by_sigterm():
             code = _execute(console, cases, load_errors, targets, skipped, options, fresh, expectations, base,
@@ -254,6 +255,18 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, clu
                       soft_wrap=True)
         sys.exit(EXIT_USAGE)
     sys.exit(code)
+
+
+def form_slice(cases, targets, configs) -> frozenset | None:
+    """The case ids the sliced execution forms run on (conformance/run/forms.py ``representative``),
+    or None (every case) where no target is in one, or ``--config`` names a sliced form."""
+    from conformance.runtimes.forms import BY_KEY, sliced
+    from conformance.selection import parse_config
+    named = {key for value in configs for key in parse_config(value)}
+    if any(BY_KEY[k].sliced for k in named if k in BY_KEY) or not any(sliced(t.config) for t in targets):
+        return None
+    from conformance.run.forms import representative
+    return representative(cases)
 
 
 def stdout_closed() -> bool:
@@ -389,6 +402,11 @@ def _execute(console, cases, load_errors, targets, skipped, options, fresh, expe
                      unused=expectations.unused({r["target"] for r in records}) if expectations else (),
                      clusters=clusters,
                      verbosity=-1 if quiet else (1 if verbose else 0))
+    if summary.outside_slice:
+        console.print(f"{summary.outside_slice} pairs of session=reused, threads=4 and relations=on targets left out: "
+                      f"those forms run on the representative slice ({len(options.slice_ids or ())} case(s) covering "
+                      f"every op and feature; docs/forms.md); naming one in --config runs it on every case",
+                      highlight=False, soft_wrap=True)
     return EXIT_BAD_INPUT if load_errors else EXIT_FAILURES if new else EXIT_OK
 
 
@@ -463,6 +481,12 @@ def list_(paths, expr, show_targets, configs, tier):
             targets = measured(targets, pool)
         for t in targets:
             click.echo(f"{t.id}\t{configuration_summary(t.configuration)}")
+        forms_by_runtime = {}
+        for t in targets:
+            forms_by_runtime.setdefault(f"{t.runtime}-{t.version}" if t.version else t.runtime, t.forms)
+        for name, taken in forms_by_runtime.items():
+            said = ", ".join(f"{k}={'|'.join(v)}" for k, v in taken.items()) or "none beyond the defaults"
+            click.echo(f"forms {name}: {said} (docs/forms.md)")
         for s in skipped:
             click.echo(f"skipped {s.runtime}: {s.reason}", err=True)
         return

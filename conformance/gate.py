@@ -460,7 +460,12 @@ def _feature_items(value, where) -> list:
 
 
 def classify(record: dict, expectations: Expectations | None, baseline: Baseline | None = None) -> dict:
-    """Gate fields for one record: gate = new | expected | fixed | ok | baseline, and the entry."""
+    """Gate fields for one record: gate = new | expected | fixed | ok | baseline | fallback, and the
+    entry. A pair whose recurrent node ran on another device or provider than its target's (the
+    record's ``fallback``: conformance/runtimes/onnxruntime.py) did not run on the target: its
+    verdict is not the target's, whatever it is (``fallback``; docs/forms.md)."""
+    if record.get("fallback"):
+        return {"gate": "fallback", "expected": None}
     failing = record["verdict"] in FAILING
     entry = expectations.match(record) if expectations else None
     if entry:

@@ -79,9 +79,20 @@ def parse_config(value: str, option: str = "--config") -> dict[str, str]:
 def has_config(target, wanted: dict[str, str]) -> bool:
     """Whether ``target`` runs in the configuration ``wanted`` names: every KEY=VALUE holds, a key
     the target does not set counting as ``default`` (``precision=default`` selects every target that
-    leaves precision to the runtime)."""
+    leaves precision to the runtime), or, for an execution form, as that form's default
+    (``shape=static`` selects every target whose shapes are static: conformance/runtimes/forms.py)."""
+    from conformance.runtimes.forms import BY_KEY, asked
     mine = config_pairs(target.config)
-    return all(mine.get(k, "default") == v for k, v in wanted.items())
+    for key, value in wanted.items():
+        if key == "forms":  # forms=default: every execution form at its default (the plain targets)
+            if value != "default" or asked(target.config):
+                return False
+        elif key in mine:
+            if mine[key] != value:
+                return False
+        elif value not in ("default", BY_KEY[key].default if key in BY_KEY else "default"):
+            return False
+    return True
 
 
 def split_device(value: str) -> tuple[str, dict[str, str]]:
@@ -174,5 +185,7 @@ def select_targets(spec_filter, plugins, runtimes, devices, use_entry_points: bo
     return targets, skipped, plugin_names
 
 
-CONFIG_HELP = ("Only targets in this configuration (repeatable: any of them), e.g. precision=pinned or "
-               "precision=default; as the target id names it, without the measured part after the arrow.")
+CONFIG_HELP = ("Only targets in this configuration (repeatable: any of them), e.g. precision=pinned, "
+               "precision=default, or an execution form: shape=dynamic|static, weights=inputs|constants, "
+               "session=reused|fresh, threads=4|1, relations=on|off, or forms=default for the targets in the "
+               "default form (docs/forms.md); as the target id names it, without the measured part after the arrow.")

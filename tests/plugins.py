@@ -222,3 +222,21 @@ class TriesToInstall:
                                   capture_output=True, text=True, timeout=120, check=False)
         print(done.stdout[-500:], done.stderr[-500:])
         return [np.array(done.returncode), np.array(os.environ.get("PIP_NO_INDEX") == "1")]
+
+
+class FallsBack:
+    """A pretend accelerator target whose recurrent node always falls back to onnxruntime's CPU
+    provider (its ``path()`` says so, as onnxruntime's node assignment would), and whose answer is off:
+    the suite must not count that answer as the accelerator's (docs/forms.md, "fallback")."""
+
+    name = "pretend-accelerator"
+    format = "onnx"
+    version = "test-double"
+    device = "FakeAccelerator"
+
+    def run(self, model: bytes, feeds):
+        return [np.asarray(o) + np.float32(0.5) for o in _ort_run(onnx.load_from_string(model), feeds)]
+
+    def path(self) -> dict:
+        from conformance.runtimes.onnxruntime import assignment_path
+        return assignment_path([("CPUExecutionProvider", "GRU", "gru0")], "FakeAcceleratorExecutionProvider")

@@ -63,7 +63,7 @@ def test_the_cpu_plugin_ignores_lstmcell1_peepholes_and_the_run_names_the_cause(
     that expectations/openvino-memory.yaml expects (so the gate stays green)."""
     out = tmp_path / "out"
     conformance("run", ROOT / "cases" / "lstm" / "cell_peepholes_alone.yaml", "--runtime", "openvino", "--spec",
-                "openvino-memory-opset1", "--config", "precision=pinned", "--out", out, "-q", "--expectations",
+                "openvino-memory-opset1", "--config", "precision=pinned/forms=default", "--out", out, "-q", "--expectations",
                 ROOT / "expectations", check=0)
     [record] = read_results(out / "results.jsonl")
     assert record["verdict"] == "fail" and record["gate"] == "expected"

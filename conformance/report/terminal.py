@@ -113,7 +113,7 @@ def summary(console: Console, records: list, load_errors, skipped, out_dir, *, r
     if parts["known"] and verbosity < 1:
         console.print(f"{known_line}; --verbose lists them", highlight=False, soft_wrap=True)
     parts_text = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts.get(v))
-    gate = ", ".join(f"{gates[g]} {g}" for g in ("new", "expected", "baseline", "fixed") if gates.get(g))
+    gate = ", ".join(f"{gates[g]} {g}" for g in ("new", "expected", "baseline", "fixed", "fallback") if gates.get(g))
     console.print(f"\n{len(records)} verdicts ({parts_text or 'none'}); gate: {gate or 'nothing to report'}; "
                   f"{ran} run now, {resumed} resumed from earlier; {wall_s:.1f} s; "
                   f"results in {out_dir}/results.jsonl", highlight=False, soft_wrap=True)

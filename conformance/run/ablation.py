@@ -15,6 +15,14 @@ one): "fails only in the default configuration, which computes in bf16 on this C
 fails, the features are ablated on the target itself, a variant counting as clean when it is
 within its declared precision, so the cause is what is wrong beyond the precision: "fails whenever
 peepholes are non-zero (beyond its declared bf16)".
+
+The execution form is an axis as well (conformance/runtimes/forms.py). A group on a target in a
+form other than the default (``shape=dynamic``, ``session=reused``, ...) is compared with its plain
+sibling, the same runtime, device and spec in the default form (the run's own record of the case
+where it has one, else run now); where that passes, the form is part of the cause, with the path
+each took: "fails whenever sequence_lens is given (full), with shape=dynamic, where it runs as
+RNNSeq (ref_any_f32); passes with shape=static, where it runs as TensorIterator (unknown_f32)".
+The features are ablated on the form's target, whether sequence_lens is given at all among them.
 """
 
 from __future__ import annotations
@@ -27,21 +35,23 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from conformance.case.features import ABLATIONS, Removal
+from conformance.case.features import ABLATIONS, FORM_ABLATIONS, Removal
 from conformance.case.model import Case
 from conformance.case.vocabulary import DEFAULT_ACTIVATIONS, canonical_activation
 from conformance.run.engine import Engine, Options
 from conformance.run.files import write_atomic
 from conformance.run.results import MemoryStore
+from conformance.runtimes.forms import BY_KEY, asked, base_config, compose
 
 #: the verdicts worth ablating: a crash or a timeout teaches nothing when re-run without a feature
 #: (and a group of hangs would cost its timeout per variant)
-ABLATED_VERDICTS = ("fail", "rejected")
+ABLATED_VERDICTS = ("fail", "rejected", "state-leak", "inconsistent")
 #: a variant whose verdict is one of these no longer shows the failure; "within-declared" is a fail
 #: against the model's type that its narrower declared precision accepts
 CLEAN = ("pass", "unspecified", "within-declared")
 PINNED = "precision=pinned"
-VERB = {"fail": "fails", "rejected": "rejects the case", "crash": "crashes", "timeout": "times out"}
+VERB = {"fail": "fails", "rejected": "rejects the case", "crash": "crashes", "timeout": "times out",
+        "state-leak": "leaks state between runs", "inconsistent": "disagrees with itself"}
 
 
 def _family(case_id: str) -> str:
@@ -131,9 +141,12 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
             spent += _ablate_configuration(within, target, targets, cases_by_id, records, pool, folder, timeout,
                                            explained, budget - spent, deadline, out_of_time)
         plans: list[tuple[tuple[str, str, str, str], list[str], Case, list[Removal], dict[str, Case]]] = []
+        formed = _form_siblings(items, target, targets, cases_by_id, records, pool, folder, timeout, deadline)
+        spent += formed.pop("", 0)
+        removals = FORM_ABLATIONS if asked(target.config) else ABLATIONS
         for key, ids in items:
             case = cases_by_id[ids[0]]
-            present = [f for f in ABLATIONS if f.present(case)]
+            present = [f for f in removals if f.present(case)]
             if len(plans) >= quota[target_id] or spent + len(present) > budget:
                 explained.append((key, ids, "not ablated: the ablation budget was spent", [], []))
                 continue
@@ -151,8 +164,11 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
             necessary = [f for f in present if singles.get(variants[f.name].id) in CLEAN]
             if necessary:
                 cause = (f"{VERB[key[1]]} whenever " + " and ".join(f.sentence(case) for f in necessary)
-                         + _beyond(key, records))
-                explained.append((key, ids, cause, [f.name for f in necessary], results))
+                         + _beyond(key, records) + formed.get(key, ""))
+                explained.append((key, ids, cause, [f.name for f in necessary] + (["form"] if key in formed else []),
+                                  results))
+            elif key in formed:  # no feature needed, the form is: the form is the cause
+                explained.append((key, ids, VERB[key[1]] + formed[key] + _beyond(key, records), ["form"], results))
             else:
                 pair_plans.append((key, ids, case, present, results))
         pair_variants, pair_index = [], {}
@@ -195,6 +211,50 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     write_atomic(Path(out_dir) / "clusters.json", json.dumps(clusters, indent=2))
     return clusters
+
+
+def plain_sibling(target, targets):
+    """The same runtime, version, device, spec and configuration in the default execution form (the
+    plain configuration ``precision=pinned`` of ``precision=pinned/shape=dynamic``), or None."""
+    if not asked(target.config):
+        return None
+    plain = compose(base_config(target.config), {})
+    return next((t for t in targets if t.config == plain and (t.runtime, t.version, t.device, t.spec, t.format)
+                 == (target.runtime, target.version, target.device, target.spec, target.format)), None)
+
+
+def _form_siblings(items, target, targets, cases_by_id, records, pool, folder, timeout, deadline) -> dict:
+    """For a target in an execution form: {group key: ", with shape=dynamic, where it runs as X; passes
+    with shape=static, where it runs as Y"} for each group whose first case passes on the plain
+    sibling (read from the run's records, else run now); ``""`` -> the runs spent."""
+    sibling = plain_sibling(target, targets)
+    if sibling is None:
+        return {}
+    firsts = {ids[0] for _, ids in items}
+    theirs = {r["case"]: r for r in records if r["target"] == sibling.id and r["case"] in firsts}
+    missing = [cases_by_id[c] for c in sorted(firsts - set(theirs))]
+    verdicts = {c: _label(r) for c, r in theirs.items()}
+    if missing:
+        verdicts.update(_run(missing, sibling, pool, folder, timeout, deadline))
+    mine = {r["case"]: r for r in records if r["target"] == target.id and r["case"] in firsts}
+    found: dict = {"": len(missing)}
+    form = asked(target.config)
+    for key, ids in items:
+        if verdicts.get(ids[0]) not in CLEAN:
+            continue
+        said = ", ".join(f"{k}={v}" for k, v in form.items())
+        plain = ", ".join(f"{k}={BY_KEY[k].default}" for k in form)
+        found[key] = (f", with {said}{_runs_as(mine.get(ids[0]))}; passes with {plain}"
+                      f"{_runs_as(theirs.get(ids[0]))}")
+    return found
+
+
+def _runs_as(record: dict | None) -> str:
+    """', where it runs as RNNSeq (ref_any_f32)' from a record's path, or ''."""
+    path = (record or {}).get("path") or {}
+    said = path.get("layers") or path.get("nodes") or (
+        [f"decomposed into {', '.join(path['decomposed'])}"] if path.get("decomposed") else [])
+    return f", where it runs as {' + '.join(said)}" if said else ""
 
 
 def _precision_of(records: list[dict], target_id: str, case_id: str) -> str:
