@@ -20,7 +20,7 @@ import re
 import shutil
 import tempfile
 import weakref
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -164,10 +164,12 @@ class Adapter:
         """One program of a batch run by itself, as ``run`` runs it (read again: a merged model may
         have taken its nodes), as ``RanAlone``."""
         from conformance.runtimes.base import RanAlone
+        answer: object
         try:
-            return RanAlone(self.run(*item), why, self.effective())
+            answer = self.run(*item)
         except Exception as exc:  # noqa: BLE001 - its refusal is its answer
-            return RanAlone(exc, why, self.effective())
+            answer = exc
+        return RanAlone(answer, why, dict(self.effective(), **({"path": self.path()} if self._current else {})))
 
     def _run_merged(self, models: list, feeds: list) -> list[list[np.ndarray]]:
         """``models`` as one ov.Model (their Parameters and Results side by side), compiled and run
@@ -505,7 +507,9 @@ def layers_of(compiled, prefix: str = "") -> dict:
             recurrent.append(f"{kind} ({primitive})" if primitive else kind)
         elif kind not in PLUMBING:
             other.add(kind)
-    found = {"layers": recurrent} if recurrent else {"decomposed": sorted(other)}
+    counted = Counter(recurrent)
+    named = [f"{n} × {kind}" if n > 1 else kind for kind, n in counted.items()]
+    found = {"layers": named} if recurrent else {"decomposed": sorted(other)}
     _PATHS[(id(compiled), prefix)] = (compiled, found)
     while len(_PATHS) > 64:
         _PATHS.popitem(last=False)
