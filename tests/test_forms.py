@@ -355,3 +355,49 @@ def test_the_representative_slice_covers_every_class(gru_cases):
     wanted = {(c.op, c.form, t) for c in gru_cases if c.valid for t in features(c)}
     got = {(c.op, c.form, t) for c in gru_cases if c.id in chosen for t in features(c)}
     assert wanted <= got
+
+
+# -- selection and the gate ------------------------------------------------------------------------------
+
+def _target(config: str):
+    from conformance.runtimes.base import RuntimeRef, Target
+    return Target("rt", "1", "CPU", config, "onnx-14", RuntimeRef("x:y"))
+
+
+def test_config_selects_a_form_and_its_default_and_the_plain_targets():
+    from conformance.selection import has_config
+    plain, dynamic = _target("precision=pinned"), _target("precision=pinned/shape=dynamic")
+    reused = _target("precision=pinned/shape=dynamic/session=reused")
+    assert has_config(dynamic, {"shape": "dynamic"}) and has_config(reused, {"shape": "dynamic"})
+    assert not has_config(plain, {"shape": "dynamic"})
+    assert has_config(plain, {"shape": "static"}) and not has_config(dynamic, {"shape": "static"})
+    assert has_config(plain, {"precision": "pinned", "forms": "default"})
+    assert not has_config(dynamic, {"forms": "default"})
+    assert _target("precision=pinned/shape=dynamic").id == "rt-1/CPU/precision=pinned/shape=dynamic@onnx-14"
+
+
+def test_a_pair_that_fell_back_is_gated_fallback_whatever_its_verdict():
+    from conformance.gate import classify
+    for verdict in ("fail", "pass"):
+        record = {"verdict": verdict, "fallback": "GRU ran on CPUExecutionProvider, not CUDAExecutionProvider"}
+        assert classify(record, None)["gate"] == "fallback"
+
+
+def test_onnxruntime_names_a_node_that_fell_back():
+    from conformance.runtimes.onnxruntime import assignment_path
+    found = assignment_path([("CUDAExecutionProvider", "Transpose", "t"), ("CPUExecutionProvider", "GRU", "gru0")],
+                            "CUDAExecutionProvider")
+    assert found["nodes"] == ["GRU gru0: CPU"] and "GRU ran on CPUExecutionProvider" in found["fallback"]
+    assert "fallback" not in assignment_path([("CPUExecutionProvider", "GRU", "gru0")], "CPUExecutionProvider")
+
+
+def test_a_drawn_case_runs_on_the_plain_targets_and_its_forms():
+    import dataclasses
+
+    from conformance.fuzz.examiner import runs_in
+    cases, _ = load_paths([ROOT / "cases" / "gru" / "basic.yaml"])
+    case = dataclasses.replace(cases[0], params={"execution": "shape=dynamic"})
+    assert runs_in(_target("default"), case) and runs_in(_target("precision=pinned"), case)
+    assert runs_in(_target("precision=pinned/shape=dynamic"), case)
+    assert not runs_in(_target("precision=pinned/weights=inputs"), case)
+    assert not runs_in(_target("shape=dynamic"), cases[0])  # a corpus case: the plain targets only
