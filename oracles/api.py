@@ -13,6 +13,7 @@ from .problem import build_problem
 from .profiles import get_profile
 from .readings import solve
 from .result import OracleResult
+from .stack import evaluate_stack, layers_of
 
 #: bump whenever the semantics, the result format or the precision model (precision.py, its
 #: constants included) change: it is part of the cache key.
@@ -26,6 +27,11 @@ ORACLE_VERSION = "1.4.0"
 
 DEFAULT_PREC = 128
 MIN_PREC = 64
+
+
+def _stacked(attributes) -> bool:
+    """Whether the problem is a stack of layers (num_layers > 1), which stack.py evaluates."""
+    return layers_of(attributes or {}) > 1
 
 
 def _check_precisions(prec, check_prec) -> tuple[int, int]:
@@ -47,7 +53,7 @@ def _lookup(op, attributes, tensors, profile, prec, check_prec, cache: bool, met
         raise OracleError(f"method={method!r} should be 'auto', 'fast' or 'mpmath'.")
     semantics = get_profile(profile)
     problem = None
-    if method != "mpmath":
+    if method != "mpmath" and not _stacked(attributes):
         problem = build_problem(op, attributes, tensors, semantics, exact=False)
         if (method == "auto" and fast.macs(problem) < fast.FAST_MIN_MACS) or fast.ineligible(problem, semantics):
             problem = None
@@ -90,7 +96,9 @@ def evaluate(op: str, attributes: dict, tensors: dict, profile: str = "onnx",
     semantics, problem, cache_key, hit = _lookup(op, attributes, tensors, profile, prec, check_prec, cache, method)
     if hit is not None:
         return hit
-    if problem is not None:
+    if _stacked(attributes):  # torch.nn's num_layers: layer by layer (stack.py)
+        result = evaluate_stack(op, attributes, tensors, semantics, prec, check_prec)
+    elif problem is not None:
         def fallback(op_, attributes_, tensors_):
             return evaluate(op_, attributes_, tensors_, profile, prec, check_prec, cache=False,
                             method="mpmath")

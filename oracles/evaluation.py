@@ -114,12 +114,14 @@ def evaluate(problem, profile, choices: dict, prec: int) -> Evaluation:
     cell = CELLS[problem.op]
     step = cell.step_ieee if problem.nonfinite else cell.step
     constants = prepared(problem)
-    S, D, B, H = problem.seq_length, problem.num_directions, problem.batch_size, problem.hidden_size
+    S, D, B = problem.seq_length, problem.num_directions, problem.batch_size
+    H = problem.output_size  # Y and Y_h (proj_size under a projection); Y_c is hidden_size wide
+    Hc = problem.hidden_size
     clip = None if problem.clip is None else from_float(problem.clip)
     ctx = Context(prec, clip, choices, problem.input_forget, ieee=problem.nonfinite)
     policy = choices["sequence_lens"]
     names = problem.info.outputs
-    sizes = {"Y": S * D * B * H, "Y_h": D * B * H, "Y_c": D * B * H}
+    sizes = {"Y": S * D * B * H, "Y_h": D * B * H, "Y_c": D * B * Hc}
     values = {n: [None] * sizes[n] for n in names}
     reasons = {n: [None] * sizes[n] for n in names}
     used: dict[str, str] = {}
@@ -130,11 +132,14 @@ def evaluate(problem, profile, choices: dict, prec: int) -> Evaluation:
     def y_index(t, d, b):
         return ((t * D + d) * B + b) * H
 
-    def state_index(d, b):
-        return (d * B + b) * H
+    def width(name):
+        return Hc if name == "Y_c" else H
+
+    def state_index(d, b, name="Y_h"):
+        return (d * B + b) * width(name)
 
     def mark(name, start, code):
-        reasons[name][start:start + H] = [code] * H
+        reasons[name][start:start + width(name)] = [code] * width(name)
 
     for d in range(D):
         functions, missing = direction_functions(problem, d, choices)
@@ -148,7 +153,7 @@ def evaluate(problem, profile, choices: dict, prec: int) -> Evaluation:
                 for t in range(S):
                     mark("Y", y_index(t, d, b), MISSING_PARAMETER)
                 for name in names[1:]:
-                    mark(name, state_index(d, b), MISSING_PARAMETER)
+                    mark(name, state_index(d, b, name), MISSING_PARAMETER)
             continue
         reverse = problem.direction == "reverse" or d == 1
         if ctx.ieee:  # special inputs by the IEEE rules; the finite ones as always
@@ -169,23 +174,23 @@ def evaluate(problem, profile, choices: dict, prec: int) -> Evaluation:
                     mark("Y", start, BEYOND_LENGTH)
                     used[BEYOND_LENGTH] = REASONS[BEYOND_LENGTH].format(
                         clause="sequence_lens: " + profile.point("sequence_lens").clause)
-            start = state_index(d, b)
             for s, name in enumerate(names[1:]):
+                start, w = state_index(d, b, name), width(name)
                 if length == 0 and policy["zero_length"] == "unspecified":
                     mark(name, start, ZERO_LENGTH)
                     used[ZERO_LENGTH] = REASONS[ZERO_LENGTH].format(
                         clause="sequence_lens: " + profile.point("sequence_lens").clause)
                 elif length == 0 and policy["zero_length"] == "zeros":
-                    values[name][start:start + H] = [ZERO] * H
+                    values[name][start:start + w] = [ZERO] * w
                 else:
-                    values[name][start:start + H] = (initial if length == 0 else state)[s]
+                    values[name][start:start + w] = (initial if length == 0 else state)[s]
 
     if missing_what:
         used[MISSING_PARAMETER] = REASONS[MISSING_PARAMETER].format(
             what="; ".join(missing_what), names=" or ".join(sorted(missing_names)))
     if any(f.ties for f in all_functions):
         ctx.touched.add("thresholded_relu_boundary")
-    shapes = {"Y": (S, D, B, H), "Y_h": (D, B, H), "Y_c": (D, B, H)}
+    shapes = {"Y": (S, D, B, H), "Y_h": (D, B, H), "Y_c": (D, B, Hc)}
     outputs = {}
     for name in names:
         vals = [None if r is not None else v for v, r in zip(values[name], reasons[name])]

@@ -94,6 +94,8 @@ def ineligible(problem, profile) -> str:
     if problem.op == "LSTM" and (problem.P is not None or problem.floats.get("P") is not None
                                  or problem.input_forget):
         return "LSTM peepholes or input_forget"
+    if problem.proj_size or problem.floats.get("X_error") is not None:
+        return "an LSTM projection or a stacked layer (torch.nn: framework.py, stack.py)"
     multi = {pid for pid, point in profile.points.items() if len(point.choices) > 1}
     applicable = {pid for pid, applies in APPLIES.items() if applies(problem, profile)}
     if multi & applicable:

@@ -9,6 +9,9 @@
 
 Readings (see profiles.py): input_forget couples ft = 1 - it or it = 1 - ft; the output-gate
 peephole reads Ct or Ct-1; clip bounds the input of h or not.
+
+With torch.nn.LSTM's projection (proj_size > 0; framework.py): Ht = W_hr (ot (.) h(Ct)), a dot
+product rounded once; Ht (proj_size wide) is what R multiplies at the next step.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class Constants:
     Pi: list | None
     Po: list | None
     Pf: list | None
+    W_hr: list | None = None  # fixed-point rows of the projection (proj_size of them), or None
 
 
 def prepare(problem, d: int) -> Constants:
@@ -41,7 +45,8 @@ def prepare(problem, d: int) -> Constants:
     if Po is not None and all(p == ZERO for p in Po):  # an infinity or NaN is not zero
         Po = None
     rows = fixed_rows(R)
-    return Constants(xw, rows[:H], rows[H:2 * H], rows[2 * H:3 * H], rows[3 * H:], Pi, Po, Pf)
+    projection = fixed_rows(problem.W_hr[d]) if problem.W_hr is not None else None
+    return Constants(xw, rows[:H], rows[H:2 * H], rows[2 * H:3 * H], rows[3 * H:], Pi, Po, Pf, projection)
 
 
 def initial_state(problem, d: int, b: int):
@@ -57,7 +62,7 @@ def step(k: Constants, t: int, b: int, state, functions, ctx):
     h_prev, c_prev = state
     f, g, h_fn = functions
     prec = ctx.prec
-    H = len(h_prev)
+    H = len(c_prev)  # the cell's width; h_prev is proj_size wide under a projection
     h = fixed_point(h_prev)
     xw = k.xw[t][b]
     coupling = ctx.choices["input_forget"] if ctx.input_forget else None
@@ -87,6 +92,9 @@ def step(k: Constants, t: int, b: int, state, functions, ctx):
         h_in = ctx.clip(cell) if clip_h else cell
         h_new.append(mul(ot, h_fn(h_in, prec), prec, ROUND))
         c_new.append(cell)
+    if k.W_hr is not None:  # h_t = W_hr h_t (torch.nn.LSTM's projection)
+        m = fixed_point(h_new)
+        h_new = [dot_plus(m, row, (), prec) for row in k.W_hr]
     return (h_new, c_new)
 
 

@@ -745,9 +745,10 @@ def _bound(problem, choices: dict, ar: Arithmetic) -> tuple[dict, dict, dict | N
     S, D, B, H = problem.seq_length, problem.num_directions, problem.batch_size, problem.hidden_size
     G, op = problem.info.gates, problem.op
     names = problem.info.outputs
-    out = {"Y": np.zeros((S, D, B, H))}
+    Hy = problem.output_size  # proj_size under torch's LSTM projection (framework.py)
+    out = {"Y": np.zeros((S, D, B, Hy))}
     for name in names[1:]:
-        out[name] = np.zeros((D, B, H))
+        out[name] = np.zeros((D, B, H if name == "Y_c" else Hy))
     # non-finite problems: the trajectory's values and taint, laid out as the outputs
     classes = None
     if ar.ieee:
@@ -773,6 +774,9 @@ def _bound(problem, choices: dict, ar: Arithmetic) -> tuple[dict, dict, dict | N
     if op == "GRU" and problem.linear_before_reset:
         Rb[:, 2 * H:] = 0.0  # Rbh is added after the reset gate, not in X·Whᵀ + Wbh
     k = _constants(F["X"], F["W"][dirs], F["R"][dirs], (Wb, Rb), ar)
+    if F.get("X_error") is not None:  # a stacked layer's input: the layer below's output and its bound
+        _carried(k.x, F["X_error"], F["W"][dirs])
+    projection = _projection_rows(F["W_hr"][dirs]) if F.get("W_hr") is not None else None
     Rbh = Bias[:, None, 5 * H:] if op == "GRU" else None
     P = F["P"][dirs][:, None, :] if F["P"] is not None else None
     h = F["initial_h"][dirs].copy()
@@ -818,6 +822,8 @@ def _bound(problem, choices: dict, ar: Arithmetic) -> tuple[dict, dict, dict | N
         elif nf is None:
             h_new, eh_new, c_new, ec_new = _lstm(ar, k, problem, choices, P, x, h, eh, c, ec,
                                                  fns, clip, H)
+            if projection is not None:  # h_t = W_hr h_t (torch.nn.LSTM's projection)
+                h_new, eh_new = _value(ar, _recurrent(ar, projection, slice(None), h_new, eh_new))
         else:
             h_new, eh_new, c_new, ec_new, th_new, tc_new = _lstm(
                 ar, k, problem, choices, P, x, h, eh, c, ec, fns, clip, H, (nf, th, tc))
@@ -857,6 +863,21 @@ def _bound(problem, choices: dict, ar: Arithmetic) -> tuple[dict, dict, dict | N
         if op == "LSTM":
             classes["value"]["Y_c"][dirs], classes["taint"]["Y_c"][dirs] = c, tc
     return out, ar.parameters(), classes
+
+
+def _carried(x: _Sum, X_error, W) -> None:
+    """X·Wᵀ of a stacked layer, whose X is the layer below's computed output: its error bound
+    (``X_error`` [S, B, I]) carried through |W|, and no product of it exact."""
+    x.prop = x.prop + np.stack([X_error @ np.abs(W[d]).T for d in range(W.shape[0])])
+    x.Sx = None
+
+
+def _projection_rows(W_hr):
+    """torch's LSTM projection W_hr [D', proj_size, H] as the rows _recurrent multiplies a state by."""
+    RT = W_hr.transpose(0, 2, 1)
+    RT_abs = np.abs(RT)
+    return _Constants(None, _min_nonzero(W_hr), RT, RT_abs, (RT != 0).astype(np.float64),  # type: ignore[arg-type]
+                      bool(np.all(W_hr != 0)), RT_abs.sum(axis=1)[:, None, :])
 
 
 def _value(ar, total: _Sum):

@@ -31,15 +31,19 @@ class OpInfo:
 
 
 _COMMON = frozenset({"hidden_size", "direction", "activations", "activation_alpha",
-                     "activation_beta", "clip", "layout"})
+                     "activation_beta", "clip", "layout",
+                     # the framework's own axes (torch.nn): stack.py evaluates num_layers > 1; a
+                     # projection (proj_size) is the LSTM cell's; dropout runs in eval mode (the
+                     # identity) and unbatched input is a batch of 1
+                     "num_layers", "dropout", "unbatched"})
 _SEQUENCE_INPUTS = ("X", "W", "R", "B", "sequence_lens", "initial_h")
 
 OPS = {
     "RNN": OpInfo(1, 1, ("Tanh",), _SEQUENCE_INPUTS, ("Y", "Y_h"), _COMMON),
     "GRU": OpInfo(3, 2, ("Sigmoid", "Tanh"), _SEQUENCE_INPUTS, ("Y", "Y_h"),
                   _COMMON | {"linear_before_reset"}),
-    "LSTM": OpInfo(4, 3, ("Sigmoid", "Tanh", "Tanh"), _SEQUENCE_INPUTS + ("initial_c", "P"),
-                   ("Y", "Y_h", "Y_c"), _COMMON | {"input_forget"}),
+    "LSTM": OpInfo(4, 3, ("Sigmoid", "Tanh", "Tanh"), _SEQUENCE_INPUTS + ("initial_c", "P", "W_hr"),
+                   ("Y", "Y_h", "Y_c"), _COMMON | {"input_forget", "proj_size"}),
 }
 DIRECTIONS = {"forward": 1, "reverse": 1, "bidirectional": 2}
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -78,6 +82,10 @@ class Problem:
     sequence_lens: list[int]
     sequence_lens_given: bool
     peephole_output_nonzero: bool = False
+    #: torch.nn.LSTM's projection (proj_size > 0): Ht = W_hr (ot (.) h(Ct)), W_hr [d][p][k] exact;
+    #: the state fed back and output is proj_size wide (``output_size``)
+    proj_size: int = 0
+    W_hr: list | None = None
     #: some float input holds ±Inf or NaN: the evaluation takes ieee.py's IEEE 754 primitives
     nonfinite: bool = False
     notes: list[str] = field(default_factory=list)
@@ -85,6 +93,11 @@ class Problem:
     #: the same tensors as float64 arrays, layout 0 (exact: every input dtype widens exactly);
     #: the precision model (precision.py) walks its trajectory on these
     floats: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def output_size(self) -> int:
+        """The width of Y, Y_h and of the state fed back: proj_size where there is a projection."""
+        return self.proj_size or self.hidden_size
 
     def functions_of(self, direction: int) -> tuple[str, ...]:
         k = self.info.functions
@@ -206,6 +219,41 @@ def _activations(op: str, info: OpInfo, attributes: dict, num_directions: int, d
     )
 
 
+def _proj_size(op: str, attributes: dict, H: int) -> int:
+    """The LSTM projection's width (0: none), checked as torch.nn.LSTM checks it."""
+    if "proj_size" not in attributes:
+        return 0
+    value = _integer("proj_size", attributes["proj_size"])
+    if value and op != "LSTM":
+        raise OracleError(f"proj_size={value!r} is given, but only LSTM has a projection.")
+    if not 0 <= value < H:
+        raise OracleError(f"proj_size={value!r} should satisfy 0 <= proj_size < hidden_size={H} "
+                          "(torch.nn.LSTM: \"proj_size should be smaller than hidden_size\").")
+    return value
+
+
+def _framework(op: str, attributes: dict, profile: Profile, H: int, B: int) -> int:
+    """The framework's own axes of one layer: num_layers must be 1 here (stack.py splits a stack
+    into its layers), dropout a probability (eval mode: the identity), unbatched 0 or 1 with one
+    batch entry, and the profile must know them where they change the formulas. Returns proj_size."""
+    proj = _proj_size(op, attributes, H)
+    layers = _integer("num_layers", attributes.get("num_layers", 1))
+    if layers != 1:
+        raise OracleError(f"num_layers={layers!r}: build_problem evaluates one layer; a stack goes through "
+                          "oracles.evaluate, which evaluates it layer by layer (stack.py).")
+    dropout = attributes.get("dropout", 0.0)
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float, np.floating)) or not 0 <= dropout < 1:
+        raise OracleError(f"dropout={dropout!r} should be a probability in [0, 1).")
+    unbatched = _integer("unbatched", attributes.get("unbatched", 0))
+    if unbatched not in (0, 1) or (unbatched and B != 1):
+        raise OracleError(f"unbatched={unbatched!r} with batch_size={B}: unbatched input is one sequence "
+                          "(0 or 1, and batch_size 1).")
+    if proj and profile.value("framework_axes") != "torch.nn":
+        raise OracleError(f"proj_size={proj} is torch.nn.LSTM's projection, which the {profile.name} profile "
+                          "does not define. Consider profile='torch'.")
+    return proj
+
+
 def build_problem(op: str, attributes: dict, tensors: dict, profile: Profile,
                   exact: bool = True) -> Problem:
     """Check a problem against its op's constraints and convert it to exact canonical form."""
@@ -270,6 +318,7 @@ def build_problem(op: str, attributes: dict, tensors: dict, profile: Profile,
     else:
         H = int(R.shape[-1])
         notes.append(f"hidden_size not given: taken from R.shape[-1] = {H}.")
+    Hout = _proj_size(op, attributes, H) or H
     G = info.gates
     gates = {1: "", 3: "3*", 4: "4*"}[G]
     dirs_hint = (" Consider direction='bidirectional'." if D == 1 and W.shape[:1] == (2,) else
@@ -278,9 +327,10 @@ def build_problem(op: str, attributes: dict, tensors: dict, profile: Profile,
         raise _shape_error("W", W.shape, (D, G * H, I),
                            f"[num_directions, {gates}hidden_size, input_size] for {op} with "
                            f"hidden_size={H}, direction={direction!r}", dirs_hint)
-    if R.shape != (D, G * H, H):
-        raise _shape_error("R", R.shape, (D, G * H, H),
-                           f"[num_directions, {gates}hidden_size, hidden_size] for {op} with "
+    if R.shape != (D, G * H, Hout):
+        width = "proj_size" if Hout != H else "hidden_size"
+        raise _shape_error("R", R.shape, (D, G * H, Hout),
+                           f"[num_directions, {gates}hidden_size, {width}] for {op} with "
                            f"hidden_size={H}, direction={direction!r}", dirs_hint)
     Bias = _tensor(tensors, "B")
     if Bias is None:
@@ -290,10 +340,11 @@ def build_problem(op: str, attributes: dict, tensors: dict, profile: Profile,
                            f"[num_directions, {2 * G}*hidden_size] = [Wb, Rb] for {op}")
 
     def state(name: str):
+        width = Hout if name == "initial_h" else H
         value = _tensor(tensors, name)
         if value is None:
-            return np.zeros((D, B, H))
-        expected = (D, B, H) if layout == 0 else (B, D, H)
+            return np.zeros((D, B, width))
+        expected = (D, B, width) if layout == 0 else (B, D, width)
         meaning = ("[num_directions, batch_size, hidden_size]" if layout == 0
                    else "[batch_size, num_directions, hidden_size] (layout=1)")
         if value.shape != expected:
@@ -361,14 +412,32 @@ def build_problem(op: str, attributes: dict, tensors: dict, profile: Profile,
                               "forget gates if 1\").")
         input_forget = value == 1
 
+    proj_size = _framework(op, attributes, profile, H, B)
+    Hout = proj_size or H
+    W_hr = _tensor(tensors, "W_hr")
+    if proj_size and W_hr is None:
+        raise OracleError(f"proj_size={proj_size} needs the projection's weights W_hr [num_directions, "
+                          f"proj_size, hidden_size] = {[D, proj_size, H]}, which were not given.")
+    if not proj_size and W_hr is not None:
+        raise OracleError("W_hr is given but proj_size is 0: an LSTM without a projection has no W_hr. "
+                          "Consider proj_size.")
+    if W_hr is not None:
+        _check_float("W_hr", W_hr, dtype)
+        if W_hr.shape != (D, proj_size, H):
+            raise _shape_error("W_hr", W_hr.shape, (D, proj_size, H),
+                               "[num_directions, proj_size, hidden_size] (torch's weight_hr_l0)")
     floats = {
         "X": np.asarray(X, dtype=np.float64), "W": np.asarray(W, dtype=np.float64),
         "R": np.asarray(R, dtype=np.float64), "B": np.asarray(Bias, dtype=np.float64),
         "P": None if P is None else np.asarray(P, dtype=np.float64),
         "initial_h": np.asarray(initial_h, dtype=np.float64),
         "initial_c": None if initial_c is None else np.asarray(initial_c, dtype=np.float64),
+        "W_hr": None if W_hr is None else np.asarray(W_hr, dtype=np.float64),
     }
     nonfinite = not all(np.isfinite(a).all() for a in floats.values() if a is not None)
+    if nonfinite and proj_size:
+        raise OracleError("a non-finite input with proj_size: the IEEE 754 walk of a projection is not "
+                          "modelled; consider finite inputs.")
     # the exact values (nested lists of mpf); None throughout on the fast path, which reads only
     # ``floats`` (so there Problem's list fields hold None)
     values: dict[str, Any]
@@ -389,6 +458,7 @@ def build_problem(op: str, attributes: dict, tensors: dict, profile: Profile,
         P=values["P"], initial_h=values["initial_h"], initial_c=values["initial_c"],
         sequence_lens=sequence_lens, sequence_lens_given=lens is not None,
         peephole_output_nonzero=P is not None and bool(np.any(np.asarray(P)[:, H:2 * H] != 0)),
+        proj_size=proj_size, W_hr=values["W_hr"],
         nonfinite=nonfinite,
         notes=notes,
         floats=floats,

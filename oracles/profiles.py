@@ -320,6 +320,9 @@ def _rules(clip_zero: str, clip_clause: str, clip_ops: tuple[str, ...], activati
             "clip, activation_alpha and activation_beta are FLOAT attributes (32-bit) in ONNX, "
             "f32 attributes in OpenVINO IR and FLOAT fields in DirectML.",
             Choice("f32", "float32", "clip, alpha and beta are rounded to float32 before use")),
+        "framework_axes": _settled(
+            "framework_axes", "One node (operator, descriptor, method) is one layer, without a projection.",
+            Choice("none", "none", "no stacked layers and no projection: num_layers 1, proj_size 0")),
     }
 
 
@@ -484,6 +487,7 @@ ALLOWED_VALUES: dict[str, set[str | bool]] = {
     "sigmoid_at_infinity": {"limit", "nan-neg", "nan-pos", "nan"},
     "softsign_at_infinity": {"limit", "nan"},
     "gru_update": {"convex", "lerp"},
+    "framework_axes": {"none", "torch.nn"},
 }
 SEQUENCE_LENS_POLICIES = {
     "beyond_length": {"unspecified", "zeros"},
@@ -525,6 +529,10 @@ def _check(profile: Profile) -> None:
             else:
                 _require(isinstance(choice.value, tuple), f"{where} value should be a tuple")
 
+
+from .framework import TORCH  # noqa: E402 - the torch.nn profile is built from this module's pieces
+
+PROFILES[TORCH.name] = TORCH
 
 for _profile in PROFILES.values():
     _check(_profile)

@@ -23,17 +23,19 @@ import yaml
 
 import conformance.case.cache as cache
 import conformance.case.validate as validate
+from conformance.case import framework
 from conformance.case.limits import DEFAULT_LIMITS, Limits, clip_text, how_to_raise
 from conformance.case.model import Case, CaseError
 from conformance.case.schema import SCHEMA, describe_error, known_keys, show_key
 from conformance.case.tensors import DEFAULT_DISTRIBUTION, plan_float, plan_lengths
 from conformance.case.tensors import materialize as build_tensor
 from conformance.case.vocabulary import (
+    ALL_INPUT_NAMES,
     DEFAULT_ACTIVATIONS,
     GATES,
-    INPUTS,
     canonical_activation,
     input_shapes,
+    inputs_of,
     num_directions,
 )
 from conformance.case.yamlio import (
@@ -53,7 +55,7 @@ if TYPE_CHECKING:
 
 SHAPE_KEYS = ("seq_length", "batch_size", "input_size")
 TOP_KEYS = ("dtype", "form", "expect", "outputs")
-TENSOR_KEYS = tuple(sorted({n for names in INPUTS.values() for n in names}))
+TENSOR_KEYS = ALL_INPUT_NAMES
 ATTRIBUTE_KEYS = tuple(SCHEMA["properties"]["attributes"]["properties"])
 MATRIX_KEYS = ATTRIBUTE_KEYS + SHAPE_KEYS + TOP_KEYS + TENSOR_KEYS
 
@@ -224,6 +226,14 @@ def load_document(doc, path: Path, limits: Limits = DEFAULT_LIMITS, materialize:
         if wrong:  # a matrix value the schema refuses where it lands (clip: absent, a string for a size)
             errors.append(CaseError(*wrong, shown_id))
             continue
+        variant, alias_notes, alias_problems = framework.resolve(variant)  # torch's batch_first, bias, packed
+        if alias_problems:
+            errors.extend(CaseError(where_of(doc.get("matrix", {}), key, top) if key in params else
+                                    where_of(doc.get("attributes", {}), key, where_of(doc, "attributes", top)),
+                                    f"attributes.{key}", message, hint, shown_id)
+                          for key, message, hint in alias_problems)
+            continue
+        variant["_notes"] = alias_notes
         problems = validate.check(variant, doc, params, top)
         if problems:
             errors.extend(CaseError(w, k, m, h, shown_id) for (w, k, m, h) in problems)
@@ -339,7 +349,7 @@ def _dimension_where(doc, params: dict, dims: dict, names, top: Where) -> tuple[
 
 
 def check_limits(plans: list, op: str, hidden: int, direction: str, shape: dict, doc, params: dict,
-                 limits: Limits) -> None:
+                 limits: Limits, attributes: dict | None = None) -> None:
     """Raise :class:`CaseLimitError` when the case's tensors (as planned, not built) or its
     multiply-adds are over `limits`."""
     top = getattr(doc, "here", Where("", 1))
@@ -362,7 +372,8 @@ def check_limits(plans: list, op: str, hidden: int, direction: str, shape: dict,
             f"(--max-elements)", "smaller shapes; or " + how_to_raise("max_elements"))
     d, g = num_directions(direction), GATES[op]
     s, b, i, h = dims["seq_length"], dims["batch_size"], dims["input_size"], hidden
-    macs = s * b * d * g * h * (i + h)
+    layers = _int_or((attributes or {}).get("num_layers"), 1)
+    macs = s * b * d * g * h * (i + h) * layers
     if macs > limits.max_macs:
         where, key = _dimension_where(doc, params, dims, ("seq_length", "batch_size", "input_size", "hidden_size"),
                                       top)
@@ -385,7 +396,7 @@ def build(variant: dict, doc, params: dict, case_id: str, path: Path, limits: Li
     shape = {"seq_length": variant["shape"].get("seq_length", 1),
              "batch_size": variant["shape"]["batch_size"],
              "input_size": variant["shape"]["input_size"]}
-    notes = []
+    notes = list(variant.get("_notes", ()))
     if expect == "valid":
         attributes.setdefault("direction", "forward")
         if "activations" in attributes:
@@ -403,17 +414,17 @@ def build(variant: dict, doc, params: dict, case_id: str, path: Path, limits: Li
     hidden = _int_or(attributes.get("hidden_size"), 1)
     direction = (attributes.get("direction", "forward")
                  if num_directions_ok(attributes.get("direction", "forward")) else "forward")
-    shapes = input_shapes(op, hidden, direction, shape)
+    shapes = input_shapes(op, hidden, direction, shape, attributes)
     plans = []
-    for name in INPUTS[op]:
-        spec = inputs.get(name, "random" if name in ("X", "W", "R") else "absent")
+    for name in inputs_of(op, attributes):
+        spec = inputs.get(name, _default_spec(name, inputs))
         if name == "sequence_lens":
             plan = plan_lengths(spec, shape["batch_size"], shape["seq_length"], seed)
         else:
             plan = plan_float(spec, name, shapes[name], dtype, seed, distribution)
         if plan is not None:
             plans.append(plan)
-    check_limits(plans, op, hidden, direction, shape, doc, params, limits)
+    check_limits(plans, op, hidden, direction, shape, doc, params, limits, attributes)
     tensors = {plan.name: build_tensor(plan) for plan in plans} if materialize else {}
     clause = variant.get("clause", ())
     clause = (clause,) if isinstance(clause, str) else tuple(clause)
@@ -425,6 +436,19 @@ def build(variant: dict, doc, params: dict, case_id: str, path: Path, limits: Li
         source=getattr(doc, "here", Where(str(path), 1)), params=dict(params), notes=tuple(notes),
         tolerance=variant.get("tolerance"),
     )
+
+
+def _default_spec(name: str, inputs: dict):
+    """What an input the file does not give holds: X, W, R (each layer's too) and the projection's
+    W_hr are drawn; a further layer's bias follows B (torch's ``bias`` is one switch for the module);
+    the rest is absent."""
+    base = name.split("_l", 1)[0] if name[:2] in ("W_", "R_", "B_") else name
+    if base in ("X", "W", "R", "W_hr"):
+        return "random"
+    if base == "B" and name != "B":
+        spec = inputs.get("B", "absent")
+        return spec if isinstance(spec, str) else "random"
+    return "absent"
 
 
 def num_directions_ok(direction) -> bool:

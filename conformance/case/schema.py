@@ -7,7 +7,8 @@ hidden_size, activation counts, ...) and reports both with file:line.
 import re
 from typing import Any
 
-from conformance.case.vocabulary import ATTRIBUTE_TABLE, DTYPES, FORMS, INPUTS, OPS
+from conformance.case.framework import ALIAS_SCHEMA
+from conformance.case.vocabulary import ALL_INPUT_NAMES, ATTRIBUTE_TABLE, DTYPES, FORMS, OPS
 
 _NUMBER_TREE = {"type": ["number", "array"], "items": {"$ref": "#/$defs/number_tree"}}
 
@@ -44,12 +45,13 @@ _TENSOR = {
 
 _ATTRIBUTES = {
     "type": "object",
-    "description": "ONNX attribute names and values",
-    "properties": {a.name: a.schema for a in ATTRIBUTE_TABLE},
+    "description": "ONNX attribute names and values; the framework's own (num_layers, proj_size, dropout, "
+                   "unbatched; torch's batch_first, bias and packed, read as layout, B and sequence_lens)",
+    "properties": {**{a.name: a.schema for a in ATTRIBUTE_TABLE}, **ALIAS_SCHEMA},
     "additionalProperties": False,
 }
 
-_TENSOR_NAMES = sorted({name for names in INPUTS.values() for name in names})
+_TENSOR_NAMES = list(ALL_INPUT_NAMES)
 
 SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",

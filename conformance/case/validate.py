@@ -19,9 +19,10 @@ from conformance.case.vocabulary import (
     ATTRIBUTE,
     ATTRIBUTES,
     DIRECTIONS,
-    INPUTS,
+    MAX_LAYERS,
     canonical_activation,
     input_shapes,
+    inputs_of,
     num_directions,
 )
 from conformance.case.yamlio import Where, where_of
@@ -46,9 +47,12 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
     form = variant.get("form", "sequence")
     expect = variant.get("expect", "valid")
 
+    names = inputs_of(op, attrs)
     for name in inputs:
-        if name not in ("seed", "distribution") and name not in INPUTS[op]:
-            bad("inputs", name, f"{op} has no input {name!r}", f"one of {', '.join(INPUTS[op])}")
+        if name not in ("seed", "distribution") and name not in names:
+            bad("inputs", name, f"{op} has no input {name!r}" + (" with these num_layers and proj_size"
+                                                                  if name not in inputs_of(op) else ""),
+                f"one of {', '.join(names)}")
     known_problems = len(problems)
     for key, value in shape.items():
         if not isinstance(value, int) or isinstance(value, bool):
@@ -112,6 +116,8 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
             bad("attributes", key, f"{key} without `activations` has nothing to parameterise",
                 "listing the activations it belongs to")
 
+    problems += [(at("attributes", key), f"attributes.{key}", message, hint)
+                 for key, message, hint in _framework(op, form, attrs, shape)]
     if form == "cell" and shape.get("seq_length", 1) != 1:
         bad("shape", "seq_length", f"a cell is one time step: seq_length must be 1, got {clip(shape['seq_length'])}",
             "removing seq_length, or `form: sequence`")
@@ -121,11 +127,11 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
         return problems
 
     full_shape = {"seq_length": shape.get("seq_length", 1), **shape}
-    expected = input_shapes(op, hidden, direction, full_shape)
+    expected = input_shapes(op, hidden, direction, full_shape, attrs)
     for name, spec in inputs.items():
         if name in ("seed", "distribution"):
             continue
-        if name not in INPUTS[op]:
+        if name not in names:
             continue
         if name in ("X", "W", "R") and spec == "absent":
             bad("inputs", name, f"{name} is a required input and cannot be absent",
@@ -144,6 +150,33 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
                 bad("inputs", name, f"sequence_lens {clip(spec)} must satisfy 0 <= length <= seq_length "
                     f"= {full_shape['seq_length']}", "`expect: invalid` for an out-of-range length")
     return problems
+
+
+def _framework(op: str, form: str, attrs: dict, shape: dict) -> list[tuple[str, str, str]]:
+    """What torch.nn requires of its own axes (num_layers, proj_size, dropout, unbatched):
+    (attribute, message, hint) per problem."""
+    out = []
+    layers = attrs.get("num_layers", 1)
+    if not isinstance(layers, int) or isinstance(layers, bool) or not 1 <= layers <= MAX_LAYERS:
+        out.append(("num_layers", f"num_layers must be an integer from 1 to {MAX_LAYERS}, got {clip(layers)}",
+                    "2 for a stack of two layers"))
+    elif layers > 1 and form == "cell":
+        out.append(("num_layers", "a cell has one layer (torch's RNNCell/GRUCell/LSTMCell)", "form: sequence"))
+    proj = attrs.get("proj_size", 0)
+    hidden = attrs.get("hidden_size")
+    if not isinstance(proj, int) or isinstance(proj, bool) or proj < 0 or (
+            proj and isinstance(hidden, int) and proj >= hidden):
+        out.append(("proj_size", f"proj_size must be 0 or 0 < proj_size < hidden_size, got {clip(proj)}",
+                    "torch.nn.LSTM refuses proj_size >= hidden_size"))
+    elif proj and form == "cell":
+        out.append(("proj_size", "torch.nn.LSTMCell has no projection", "form: sequence"))
+    dropout = attrs.get("dropout", 0.0)
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
+        out.append(("dropout", f"dropout must be a probability in [0, 1), got {clip(dropout)}", "0.25"))
+    if attrs.get("unbatched") == 1 and shape.get("batch_size") != 1:
+        out.append(("unbatched", f"unbatched input is one sequence: batch_size must be 1, got "
+                    f"{clip(shape.get('batch_size'))}", "batch_size: 1"))
+    return out
 
 
 def _literal_shape(spec):

@@ -62,6 +62,17 @@ ATTRIBUTE_TABLE: tuple[Attribute, ...] = (
     Attribute("linear_before_reset", {"type": "integer"}, ops=("GRU",)),
     Attribute("input_forget", {"type": "integer"}, ops=("LSTM",), values=(0, 1)),
     Attribute("layout", {"type": "integer"}, since=14, values=(0, 1)),
+    # the framework's own axes (torch.nn.RNN/GRU/LSTM: docs/framework.md); no single ONNX, OpenVINO,
+    # DirectML or WebNN op says them, so only the torch family writes them (a converter then writes
+    # the program: conformance/converters/)
+    Attribute("num_layers", {"type": "integer"}, families=("torch",),
+              hint="1 for one layer, or a stack of 2 or 3; the layers' weights are W_l1, R_l1, B_l1, ..."),
+    Attribute("proj_size", {"type": "integer"}, ops=("LSTM",), families=("torch",),
+              hint="0 (no projection) or 0 < proj_size < hidden_size, as torch.nn.LSTM requires"),
+    Attribute("dropout", {"type": "number"}, families=("torch",),
+              hint="a probability in [0, 1); the module runs in eval mode, where dropout is the identity"),
+    Attribute("unbatched", {"type": "integer"}, values=(0, 1), families=("torch",),
+              hint="1 feeds X without its batch axis (batch_size must be 1)"),
 )
 ATTRIBUTE = {a.name: a for a in ATTRIBUTE_TABLE}
 
@@ -91,23 +102,77 @@ def canonical_activation(name: str) -> str | None:
     return None
 
 
-def input_shapes(op: str, hidden_size: int, direction: str, shape: Mapping[str, int]) -> dict[str, tuple[int, ...]]:
-    """Canonical (ONNX layout 0) shape of every input of `op`."""
+#: the inputs each layer of a stack has its own of (``num_layers``): layer l >= 1 names them with the
+#: suffix ``_l<l>`` (torch's ``weight_ih_l1``); ``W_hr`` is the LSTM projection's weight (``proj_size``)
+LAYER_INPUTS = ("W", "R", "B", "W_hr")
+#: the most layers a case may stack
+MAX_LAYERS = 8
+
+
+def layer_input(name: str, layer: int) -> str:
+    """The case's name of input ``name`` of layer ``layer``: ``W`` (layer 0), ``W_l1``, ``W_hr_l2``."""
+    return name if layer == 0 else f"{name}_l{layer}"
+
+
+def inputs_of(op: str, attributes: Mapping[str, Any] | None = None) -> tuple[str, ...]:
+    """Every input name a case of ``op`` with ``attributes`` may have, in order: ONNX's, then the
+    projection's and each further layer's (``num_layers``, ``proj_size``)."""
+    attributes = attributes or {}
+    layers = attributes.get("num_layers", 1)
+    layers = layers if isinstance(layers, int) and not isinstance(layers, bool) and 1 <= layers <= MAX_LAYERS else 1
+    proj = op == "LSTM" and isinstance(attributes.get("proj_size"), int) and attributes.get("proj_size", 0) > 0
+    names = list(INPUTS[op]) + (["W_hr"] if proj else [])
+    for layer in range(1, layers):
+        names += [layer_input(n, layer) for n in LAYER_INPUTS if n != "W_hr" or proj]
+    return tuple(names)
+
+
+#: every input name a case file may give (the schema's and a matrix's tensor keys)
+ALL_INPUT_NAMES = tuple(sorted({n for op in OPS for n in inputs_of(op, {"num_layers": MAX_LAYERS, "proj_size": 1})}))
+
+
+def output_size(op: str, hidden_size: int, attributes: Mapping[str, Any] | None = None) -> int:
+    """The size of the hidden state the op outputs and feeds back: ``proj_size`` where an LSTM has a
+    projection, else hidden_size."""
+    proj = (attributes or {}).get("proj_size", 0)
+    return proj if op == "LSTM" and isinstance(proj, int) and proj > 0 else hidden_size
+
+
+def input_shapes(op: str, hidden_size: int, direction: str, shape: Mapping[str, int],
+                 attributes: Mapping[str, Any] | None = None) -> dict[str, tuple[int, ...]]:
+    """Canonical (ONNX layout 0) shape of every input of `op`; with the framework's ``attributes``
+    (``num_layers``, ``proj_size``), of each layer's weights too: layer l >= 1 reads the layer below's
+    output, D x the output size wide, and the states hold one [B, H] per layer and direction."""
     d, g, h = num_directions(direction), GATES[op], hidden_size
     s, b, i = shape["seq_length"], shape["batch_size"], shape["input_size"]
+    names = inputs_of(op, attributes)
+    layers = 1 + sum(1 for n in names if n.startswith("W_l"))
+    out = output_size(op, h, attributes)
     shapes = {
-        "X": (s, b, i), "W": (d, g * h, i), "R": (d, g * h, h), "B": (d, 2 * g * h),
-        "sequence_lens": (b,), "initial_h": (d, b, h),
+        "X": (s, b, i), "W": (d, g * h, i), "R": (d, g * h, out), "B": (d, 2 * g * h),
+        "sequence_lens": (b,), "initial_h": (layers * d, b, out),
     }
     if op == "LSTM":
-        shapes.update({"initial_c": (d, b, h), "P": (d, 3 * h)})
+        shapes.update({"initial_c": (layers * d, b, h), "P": (d, 3 * h)})
+    if "W_hr" in names:
+        shapes["W_hr"] = (d, out, h)
+    for layer in range(1, layers):
+        shapes[layer_input("W", layer)] = (d, g * h, d * out)
+        shapes[layer_input("R", layer)] = (d, g * h, out)
+        shapes[layer_input("B", layer)] = (d, 2 * g * h)
+        if "W_hr" in names:
+            shapes[layer_input("W_hr", layer)] = (d, out, h)
     return shapes
 
 
-def output_shapes(op: str, hidden_size: int, direction: str, shape: Mapping[str, int]) -> dict[str, tuple[int, ...]]:
-    """Canonical (ONNX layout 0) shape of every output of `op`."""
+def output_shapes(op: str, hidden_size: int, direction: str, shape: Mapping[str, int],
+                  attributes: Mapping[str, Any] | None = None) -> dict[str, tuple[int, ...]]:
+    """Canonical (ONNX layout 0) shape of every output of `op`: Y is the last layer's, Y_h and Y_c
+    hold every layer's final states (torch's h_n and c_n: [num_layers x D, B, ...])."""
     d, s, b = num_directions(direction), shape["seq_length"], shape["batch_size"]
-    shapes = {"Y": (s, d, b, hidden_size), "Y_h": (d, b, hidden_size)}
+    layers = 1 + sum(1 for n in inputs_of(op, attributes) if n.startswith("W_l"))
+    out = output_size(op, hidden_size, attributes)
+    shapes = {"Y": (s, d, b, out), "Y_h": (layers * d, b, out)}
     if op == "LSTM":
-        shapes["Y_c"] = (d, b, hidden_size)
+        shapes["Y_c"] = (layers * d, b, hidden_size)
     return shapes

@@ -23,6 +23,12 @@ What the mapping does, by ONNX quantity:
   ``pad_packed_sequence``'s zeros (ONNX leaves those elements unspecified).
 - layout 1 is ``batch_first=True`` (X and Y batch-major); torch keeps h0/h_n [D,B,H] either way.
 - Cells (``form: cell``) are ``RNNCell``/``GRUCell``/``LSTMCell`` on X[0] and initial_h[0].
+- The framework's own axes (docs/framework.md): ``num_layers`` stacks layers (layer l's weights are
+  the case's ``W_l<l>``, ``R_l<l>``, ``B_l<l>``; the states hold one [B, H] per layer and direction,
+  layer-major, as torch's h0 and h_n do); ``proj_size`` is torch.nn.LSTM's projection (``W_hr``,
+  ``weight_hr_l0``); ``dropout`` is written and the module run in eval mode; ``unbatched`` feeds X
+  without its batch axis. A reverse-only stack is a bidirectional one whose forward directions are
+  all zero, each layer above the first reading the zero forward half through zero columns (exact).
 
 What torch cannot say is :class:`NotExpressible`: activations other than the defaults (RNN
 tanh/relu), different activations per direction, activation_alpha/beta, clip, peepholes P,
@@ -48,6 +54,8 @@ from conformance.case.vocabulary import (
     GATES,
     OUTPUTS,
     canonical_activation,
+    layer_input,
+    output_size,
 )
 from conformance.specs.program import NotExpressible, Program
 
@@ -61,14 +69,18 @@ TORCH_ACTIVATIONS = {"RNN": (("Tanh",), ("Relu",)), "GRU": (("Sigmoid", "Tanh"),
 #: what the ``.npz`` holds for bfloat16 (numpy has no bfloat16 of its own): the raw bits
 BF16_BITS = np.uint16
 
-FORMAT_VERSION = "torch-rnn/1"
+FORMAT_VERSION = "torch-rnn/2"
 
 
 class TorchSpec:
     name = "torch"
     family = "torch"
     format = "torch"
-    semantics = "onnx"
+    semantics = "torch"
+    #: program forms it writes: ``shape=dynamic`` marks the program's batch and sequence dimensions as
+    #: dynamic, which an exporter is asked to keep symbolic (conformance/converters/); the eager module
+    #: takes any shape either way
+    forms = {"shape": ["dynamic"]}
 
     def __repr__(self) -> str:
         return "TorchSpec()"
@@ -96,13 +108,18 @@ class TorchSpec:
             reasons += _semantic_reasons(case)
         return "; ".join(reasons) or None
 
-    def translate(self, case: Case) -> Program | NotExpressible:
+    def translate(self, case: Case, form: dict | None = None) -> Program | NotExpressible:
         reason = self.expressible(case)
         if reason:
             return NotExpressible(self.name, reason)
-        if case.form == "cell":
-            return _translate_cell(self.name, case)
-        return _translate_sequence(self.name, case)
+        prog = _translate_cell(self.name, case) if case.form == "cell" else _translate_sequence(self.name, case)
+        if (form or {}).get("shape") == "dynamic":
+            description = json.loads(prog.model)
+            description["dynamic"] = True
+            prog.model = json.dumps(description).encode()
+            prog.notes.append("shape=dynamic: the batch and sequence dimensions are marked dynamic (an exporter "
+                              "is asked for symbolic dimensions; the eager module takes any shape)")
+        return prog
 
 
 def module_kind(case: Case) -> str:
@@ -197,6 +214,9 @@ def _semantic_reasons(case: Case) -> list[str]:
                        f"length >= 1 (pack_padded_sequence refuses 0)")
     if case.form == "cell" and case.direction == "bidirectional":
         reasons.append("bidirectional cell: torch's RNNCell/GRUCell/LSTMCell run one direction")
+    if attrs.get("unbatched") == 1 and lens is not None and case.form != "cell":
+        reasons.append("unbatched input with sequence_lens: pack_padded_sequence packs a batch, so unbatched "
+                       "input cannot be packed")
     return reasons
 
 
@@ -222,33 +242,54 @@ def _suffix(index: int) -> str:
 
 def _state_dict(case: Case, shift: int, cell: bool) -> dict:
     """torch parameter name -> array. `shift` 1 writes ONNX direction d as torch direction d+1
-    (the reverse-only mapping), with torch's forward direction zero."""
+    (the reverse-only mapping), with torch's forward direction zero in every layer; a layer above
+    the first then reads [forward half (zeros), reverse half], so its input weights get zero columns
+    for the forward half."""
     op, hidden = case.op, case.hidden_size
     out = {}
+    layers = _layers(case)
+    size = output_size(op, max(hidden, 0), case.attributes)
 
-    def put(base: str, d: int, arr: np.ndarray) -> None:
-        name = base if cell else f"{base}_l0{_suffix(d)}"
+    def put(base: str, layer: int, d: int, arr: np.ndarray) -> None:
+        name = base if cell else f"{base}_l{layer}{_suffix(d)}"
         out[name] = np.ascontiguousarray(arr)
 
-    for onnx_name, base in (("W", "weight_ih"), ("R", "weight_hh")):
-        if onnx_name not in case.tensors:  # an invalid case: torch refuses the missing parameter
-            continue
-        for d, w in enumerate(case.tensors[onnx_name]):
-            put(base, d + shift, _reorder(w, op, hidden, 0))
-    if "B" in case.tensors:
-        for d, b in enumerate(case.tensors["B"]):
-            half = b.shape[0] // 2  # Wb, Rb; an odd length (an invalid case) leaves a half torch refuses
-            put("bias_ih", d + shift, _reorder(b[:half], op, hidden, 0))
-            put("bias_hh", d + shift, _reorder(b[half:], op, hidden, 0))
-    if shift:
-        g, size, hidden = GATES[op], case.shape["input_size"], max(hidden, 0)
-        dt = numpy_dtype(case.dtype)
-        put("weight_ih", 0, np.zeros((g * hidden, size), dt))
-        put("weight_hh", 0, np.zeros((g * hidden, hidden), dt))
-        if "B" in case.tensors:
-            put("bias_ih", 0, np.zeros((g * hidden,), dt))
-            put("bias_hh", 0, np.zeros((g * hidden,), dt))
+    for layer in range(layers):
+        for onnx_name, base in (("W", "weight_ih"), ("R", "weight_hh")):
+            arr = case.tensors.get(layer_input(onnx_name, layer))
+            if arr is None:  # an invalid case: torch refuses the missing parameter
+                continue
+            for d, w in enumerate(arr):
+                w = _reorder(w, op, hidden, 0)
+                if shift and layer and onnx_name == "W" and w.ndim == 2:
+                    w = np.concatenate([np.zeros((w.shape[0], size), w.dtype), w], axis=1)
+                put(base, layer, d + shift, w)
+        bias = case.tensors.get(layer_input("B", layer))
+        if bias is not None:
+            for d, b in enumerate(bias):
+                half = b.shape[0] // 2  # Wb, Rb; an odd length (an invalid case) leaves a half torch refuses
+                put("bias_ih", layer, d + shift, _reorder(b[:half], op, hidden, 0))
+                put("bias_hh", layer, d + shift, _reorder(b[half:], op, hidden, 0))
+        projection = case.tensors.get(layer_input("W_hr", layer))
+        if projection is not None:
+            for d, w in enumerate(projection):
+                put("weight_hr", layer, d + shift, w)
+        if shift:
+            g, dt = GATES[op], numpy_dtype(case.dtype)
+            width = case.shape["input_size"] if layer == 0 else 2 * size
+            put("weight_ih", layer, 0, np.zeros((g * hidden, width), dt))
+            put("weight_hh", layer, 0, np.zeros((g * hidden, size), dt))
+            if bias is not None:
+                put("bias_ih", layer, 0, np.zeros((g * hidden,), dt))
+                put("bias_hh", layer, 0, np.zeros((g * hidden,), dt))
+            if projection is not None:
+                put("weight_hr", layer, 0, np.zeros((size, hidden), dt))
     return {k: _storable(v, case.dtype) for k, v in out.items()}
+
+
+def _layers(case: Case) -> int:
+    layers = case.attributes.get("num_layers", 1)
+    return layers if isinstance(layers, int) and layers >= 1 else 1
 
 
 def _storable(arr: np.ndarray, dtype: str) -> np.ndarray:
@@ -259,7 +300,8 @@ def _common(case: Case) -> tuple[dict, list[str]]:
     notes = []
     description = {"format": FORMAT_VERSION, "case": case.id, "module": module_kind(case),
                    "input_size": case.shape["input_size"], "hidden_size": case.hidden_size,
-                   "bias": "B" in case.tensors, "dtype": case.dtype}
+                   "bias": "B" in case.tensors, "dtype": case.dtype,
+                   "unbatched": case.attributes.get("unbatched") == 1}
     names = _names(case)
     if case.op == "RNN":
         description["nonlinearity"] = (names[0] if names else "Tanh").lower()
@@ -285,8 +327,17 @@ def _translate_sequence(spec: str, case: Case) -> Program:
     shift = 1 if reverse_only else 0
     batch_first = case.layout == 1
     packed = "sequence_lens" in case.tensors
-    description.update({"num_layers": 1, "bidirectional": direction != "forward", "batch_first": batch_first,
-                        "packed": packed, "keep_direction": 1 if reverse_only else None})
+    layers = _layers(case)
+    proj = output_size(case.op, case.hidden_size, case.attributes)
+    description.update({"num_layers": layers, "bidirectional": direction != "forward", "batch_first": batch_first,
+                        "packed": packed, "keep_direction": 1 if reverse_only else None,
+                        "proj_size": proj if proj != case.hidden_size else 0,
+                        "dropout": float(case.attributes.get("dropout", 0.0)), "steps": case.shape["seq_length"]})
+    if layers > 1:
+        notes.append(f"num_layers {layers}: layer l's weights are the case's W_l<l>, R_l<l>, B_l<l> (weight_ih_l<l>, "
+                     f"...); initial_h/Y_h hold one [B, H] per layer and direction, layer-major (torch's h0, h_n)")
+    if description["dropout"]:
+        notes.append(f"dropout {description['dropout']}: written, and the module run in eval mode (no dropout)")
     if reverse_only:
         notes.append("direction reverse: torch has no reverse-only mode; written as a bidirectional module with "
                      "zero forward weights and zero forward initial state, the runtime keeping the reverse "
@@ -303,9 +354,17 @@ def _translate_sequence(spec: str, case: Case) -> Program:
     feeds = {"input": np.ascontiguousarray(np.transpose(x, (1, 0, 2)) if batch_first and x.ndim == 3 else x)}
     for feed, arr in _initial_states(case, notes, "torch.nn.LSTM takes (h0, c0) together"):
         if reverse_only and arr.ndim >= 1:
-            # torch's forward direction starts from zeros; a wrong leading axis stays wrong (2*d != 2)
-            arr = np.concatenate([np.zeros_like(arr), arr], axis=0)
+            # torch's forward directions start from zeros: [l0 forward, l0 reverse, l1 forward, ...]; a
+            # wrong leading axis stays wrong (2*d != 2)
+            both = np.zeros((2 * arr.shape[0],) + arr.shape[1:], arr.dtype)
+            both[1::2] = arr
+            arr = both
         feeds[feed] = np.ascontiguousarray(arr)
+    if description["unbatched"]:
+        notes.append("unbatched: X fed [S,I] and the states [L*D,H] (torch's unbatched input), outputs read back "
+                     "with batch 1")
+        feeds = {k: np.ascontiguousarray(v[:, 0] if k == "input" and v.ndim == 3 else v[:, 0] if v.ndim == 3 else v)
+                 for k, v in feeds.items()}
     if packed:
         feeds["lengths"] = np.asarray(case.tensors["sequence_lens"])
 
@@ -351,6 +410,9 @@ def _translate_cell(spec: str, case: Case) -> Program:
     feeds = {"input": np.ascontiguousarray(x[0] if x.ndim == 3 else x)}
     for feed, arr in _initial_states(case, notes, "torch.nn.LSTMCell takes (h, c) together"):
         feeds[feed] = np.ascontiguousarray(arr[0] if arr.ndim == 3 and arr.shape[0] == 1 else arr)
+    if description["unbatched"]:
+        notes.append("unbatched: X fed [I] and the states [H] (torch's unbatched input), outputs read back with batch 1")
+        feeds = {k: np.ascontiguousarray(v[0] if v.ndim == 2 else v) for k, v in feeds.items()}
     wanted = _wanted(case)
     names = {"Y": "h", "Y_h": "h", "Y_c": "c"}
     description["inputs"] = list(feeds)
