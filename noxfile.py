@@ -1,5 +1,5 @@
-"""Sessions: conformance (the main job), conformance-all (with the engines), tests, smoke, fuzz,
-history (across releases), bench, lint (ruff and mypy).
+"""Sessions: conformance (the main job), conformance-all (with the engines), conformance-converters (the
+converter targets), tests, smoke, fuzz, history (across releases), bench, lint (ruff and mypy).
 
 Every session installs the pinned, tested versions from constraints.txt (torch pinned so these
 machines take the local CPU build).
@@ -48,6 +48,19 @@ def conformance_all(session):
     session.log("report: reports/all/index.html")
 
 
+@nox.session(name="conformance-converters", python=PYTHON)
+def conformance_converters(session):
+    """The converter targets (the `converters` extra; docs/converters.md): the suite's torch programs
+    exported by torch.onnx (TorchScript at opsets 14, 17, 20; dynamo at 18, with and without dynamic axes)
+    and converted by openvino.convert_model, and its ONNX programs moved by onnx.version_converter,
+    converted to float16 and simplified by onnxsim, each then run by onnxruntime or OpenVINO; writes
+    reports/converters/ (posargs go to `conformance run`). Gated on expectations/ like `conformance`."""
+    install(session, "runtimes,converters")
+    args = session.posargs or ["cases", "--out", "reports/converters"]
+    session.run("conformance", "run", "--converter", "all", "--jobs", JOBS, "--expectations", "expectations", *args)
+    session.log("report: reports/converters/index.html")
+
+
 @nox.session(python=PYTHON)
 def production(session):
     """The production tier (cases/production/, docs/production.md) on every runtime present; write
@@ -59,8 +72,9 @@ def production(session):
 
 @nox.session(python=PYTHON)
 def tests(session):
-    """The suite's own tests, on the real runtimes. The fast loop: `nox -s tests -- -m "not slow"`."""
-    install(session)
+    """The suite's own tests, on the real runtimes (the real converters too). The fast loop:
+    `nox -s tests -- -m "not slow"`."""
+    install(session, "runtimes,test,cluster,converters")
     session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs)
 
 

@@ -25,7 +25,7 @@ import click
 from conformance import __version__
 from conformance.run.engine import REPEAT_UNDER
 from conformance.run.select import SelectError, compile_expression
-from conformance.selection import CONFIG_HELP
+from conformance.selection import CONFIG_HELP, CONVERTER_HELP
 
 DEFAULT_CASES = ("cases",)
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
@@ -131,6 +131,7 @@ def _children_skip_the_script() -> None:
 @click.option("--device", "devices", multiple=True,
               help="Only targets on this device (repeatable), e.g. CPU, or CPU/precision=pinned as target ids name it.")
 @click.option("--config", "configs", multiple=True, metavar="KEY=VALUE", help=CONFIG_HELP)
+@click.option("--converter", "converters", multiple=True, metavar="NAME", help=CONVERTER_HELP)
 @click.option("-k", "expr", default="", help="Select cases by id: substrings with and/or/not, like pytest -k.")
 @click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 256), help="Worker processes.")
 @click.option("--cluster", default=None, metavar="ADDRESS",
@@ -177,7 +178,7 @@ def _children_skip_the_script() -> None:
                    "not pass in a batch is run again alone before it is recorded.")
 @tier_option
 @limit_options
-def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, cluster, workers, out_dir, timeout, fresh, prec, no_entry_points,
+def run(paths, runtimes, plugins, spec_filter, devices, configs, converters, expr, jobs, cluster, workers, out_dir, timeout, fresh, prec, no_entry_points,
         expectation_paths, baseline, ablation, ablation_budget, ablation_time, tolerance_policy, memory_limit,
         repeat_under, quiet, tier, verbose, artifacts, batch):
     """Run cases (default: ./cases) on every runtime present and write OUT/results.jsonl.
@@ -206,7 +207,7 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, clu
     # the targets are found in throwaway processes while this one loads the expectations and the
     # corpus; with --cluster, the cluster's workers have the targets (opened below)
     finding = None if cluster else Meanwhile(select_targets, spec_filter, plugins, runtimes, devices,
-                                             not no_entry_points, configs)
+                                             not no_entry_points, configs, converters)
     try:
         expectations, base = _gate_inputs(expectation_paths, baseline)
         cases, load_errors = load_paths(paths, limits=case_limits(), tier=tier)
@@ -459,12 +460,13 @@ def write_reports(records: list, info: dict, out_dir: Path, clusters, artifacts:
 @click.option("-k", "expr", default="", help="Select cases by id.")
 @click.option("--targets", "show_targets", is_flag=True, help="List the targets present instead of cases.")
 @click.option("--config", "configs", multiple=True, metavar="KEY=VALUE", help=CONFIG_HELP)
+@click.option("--converter", "converters", multiple=True, metavar="NAME", help=CONVERTER_HELP)
 @tier_option
 @limit_options
-def list_(paths, expr, show_targets, configs, tier):
+def list_(paths, expr, show_targets, configs, converters, tier):
     """List the cases the corpus expands to (or the targets present), and any case-file errors."""
-    if configs and not show_targets:
-        raise click.UsageError("--config selects targets: use it with --targets")
+    if (configs or converters) and not show_targets:
+        raise click.UsageError("--config and --converter select targets: use them with --targets")
     if show_targets:
         from conformance.run.probe import measured
         from conformance.run.workers import Pool
@@ -472,7 +474,11 @@ def list_(paths, expr, show_targets, configs, tier):
         from conformance.runtimes.effective import describe_host, host
         from conformance.runtimes.effective import summary as configuration_summary
         from conformance.selection import narrow, specs_by_format
-        targets, skipped = discover(specs_by_format(()), ())
+        if converters:
+            from conformance.converters.targets import select as select_converters
+            targets, skipped = select_converters(specs_by_format(()), converters)
+        else:
+            targets, skipped = discover(specs_by_format(()), ())
         targets, warnings = narrow(targets, configs=configs, skipped=skipped) if configs else (targets, [])
         for w in warnings:
             click.echo(f"warning: {w}", err=True)

@@ -165,15 +165,24 @@ def narrow(targets: Sequence, runtimes: Sequence[str] = (), devices: Sequence[st
     return kept, warnings
 
 
-def select_targets(spec_filter, plugins, runtimes, devices, use_entry_points: bool = True, configs=()):
+def select_targets(spec_filter, plugins, runtimes, devices, use_entry_points: bool = True, configs=(),
+                   converters=()):
     """(targets, skipped runtimes, {plugin runtime name: MOD:ATTR}) for the given options.
     An explicitly named plugin that cannot load, or a selection matching nothing, is a usage error;
-    a value that matches nothing beside others that do is a warning on stderr."""
+    a value that matches nothing beside others that do is a warning on stderr. With ``converters``
+    (``--converter``), the converter targets they name, only (conformance/converters/targets.py)."""
     formats = specs_by_format(spec_filter)
     for value in configs:
         parse_config(value)  # a malformed value fails before anything is imported
     for value in devices:
         split_device(value)
+    if converters:
+        from conformance.converters.targets import select
+        targets, skipped = select(formats, converters)
+        targets, warnings = narrow(targets, runtimes, devices, configs, skipped)
+        for w in warnings:
+            click.echo(f"warning: {w}", err=True)
+        return targets, skipped, {}
     try:  # every runtime and plugin is imported in a process of its own, never in this one
         targets, skipped = discover(formats, plugins, use_entry_points=use_entry_points, runtimes=runtimes)
     except PluginError as exc:
@@ -184,6 +193,10 @@ def select_targets(spec_filter, plugins, runtimes, devices, use_entry_points: bo
         click.echo(f"warning: {w}", err=True)
     return targets, skipped, plugin_names
 
+
+CONVERTER_HELP = ("Run converter targets instead (repeatable; a prefix of a converter's name, or all): the program "
+                  "written by torch.onnx-torchscript, torch.onnx-dynamo, openvino.convert_model, onnx.version_converter, "
+                  "onnxconverter-common.float16 or onnxsim, then run by a runtime (docs/converters.md).")
 
 CONFIG_HELP = ("Only targets in this configuration (repeatable: any of them), e.g. precision=pinned, "
                "precision=default, or an execution form: shape=dynamic|static, weights=inputs|constants, "

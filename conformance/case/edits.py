@@ -54,6 +54,60 @@ def one_direction(case: Case, direction: str) -> Case:
     return replace(case, direction, attrs, tensors)
 
 
+def _layer_names(name: str) -> bool:
+    """Whether ``name`` is a further layer's input (``W_l1``, ``B_l2``, ``W_hr_l1``)."""
+    return "_l" in name and name.rsplit("_l", 1)[1].isdigit()
+
+
+def one_layer(case: Case) -> Case:
+    """A stack (``num_layers``) as its first layer alone: the further layers' inputs dropped, the
+    states' first D rows kept."""
+    d = 2 if case.direction == "bidirectional" else 1
+    attrs = {k: v for k, v in case.attributes.items() if k != "num_layers"}
+    tensors = {k: (np.ascontiguousarray(v[:d]) if k in ("initial_h", "initial_c") else v)
+               for k, v in case.tensors.items() if not _layer_names(k)}
+    return replace(case, "one-layer", attrs, tensors)
+
+
+def without_projection(case: Case) -> Case:
+    """An LSTM with a projection (``proj_size``) as one without: the recurrence keeps its weights
+    through the projection (R·W_hr, and a further layer's W·W_hr per direction, rounded to the dtype),
+    the outputs are hidden_size wide, and initial_h is padded with zeros to hidden_size."""
+    attrs = {k: v for k, v in case.attributes.items() if k != "proj_size"}
+    tensors = dict(case.tensors)
+    hidden = case.hidden_size
+
+    def through(name: str, layer: str) -> None:
+        projection = case.tensors.get("W_hr" + layer)
+        if name not in tensors or projection is None:
+            return
+        arr = tensors[name].astype(np.float64)
+        whr = projection.astype(np.float64)
+        if name.startswith("R"):
+            out = np.stack([arr[d] @ whr[d] for d in range(arr.shape[0])])
+        else:  # a further layer's W reads [forward, reverse] of the layer below
+            below = case.tensors.get("W_hr" + ("" if layer in ("", "_l1") else f"_l{int(layer[2:]) - 1}"))
+            assert below is not None
+            block = np.zeros((arr.shape[2] // below.shape[1] * hidden, arr.shape[2]))
+            for k in range(arr.shape[2] // below.shape[1]):
+                block[k * hidden:(k + 1) * hidden, k * below.shape[1]:(k + 1) * below.shape[1]] = below[k].T
+            out = np.stack([arr[d] @ block.T for d in range(arr.shape[0])])
+        tensors[name] = out.astype(tensors[name].dtype)
+
+    layers = int(case.attributes.get("num_layers", 1))
+    for layer in range(layers):
+        suffix = "" if layer == 0 else f"_l{layer}"
+        through("R" + suffix, suffix)
+        if layer:
+            through("W" + suffix, suffix)
+    for layer in range(layers):
+        tensors.pop("W_hr" + ("" if layer == 0 else f"_l{layer}"), None)
+    if "initial_h" in tensors:
+        h = tensors["initial_h"]
+        tensors["initial_h"] = np.ascontiguousarray(np.pad(h, ((0, 0), (0, 0), (0, hidden - h.shape[2]))))
+    return replace(case, "no-projection", attrs, tensors)
+
+
 def float32(case: Case) -> Case:
     tensors = {k: (v.astype(np.float32) if v.dtype.kind == "f" or v.dtype.name == "bfloat16" else v)
                for k, v in case.tensors.items()}

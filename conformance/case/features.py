@@ -93,10 +93,26 @@ def _features(case) -> frozenset[str]:
         tokens.add(f"layout={a['layout']}")
     if case.outputs and tuple(case.outputs) != OUTPUTS.get(case.op):
         tokens.add("outputs=" + "+".join(case.outputs))
+    tokens |= _framework_tokens(a)
     tokens |= _value_tokens(case)
     if not case.valid:
         tokens |= {f"violates={c}" for c in broken_constraints(case)}
     return frozenset(tokens)
+
+
+def _framework_tokens(a) -> set[str]:
+    """torch.nn's own axes (docs/framework.md): ``num_layers=2``, ``proj_size``, ``dropout``, ``unbatched``."""
+    out = set()
+    layers = a.get("num_layers", 1)
+    if isinstance(layers, int) and layers > 1:
+        out.add(f"num_layers={layers}")
+    if a.get("proj_size"):
+        out.add("proj_size")
+    if a.get("dropout"):
+        out.add("dropout")
+    if a.get("unbatched"):
+        out.add("unbatched")
+    return out
 
 
 def _value_tokens(case) -> set[str]:
@@ -239,6 +255,19 @@ FEATURES: tuple[Feature, ...] = (
             lambda c: "B is given (zeros)", ablation=None, reduction=17),
     Feature("B", {"B": "input B"}, _nonzero("B"), lambda c: edits.without_tensors(c, "no-bias", "B"),
             lambda c: "a bias B is given", ablation=12, reduction=18),
+    # torch.nn's own axes (docs/framework.md)
+    Feature("num_layers", {"num_layers=": "num_layers {} (stacked layers)"},
+            lambda c: c.attributes.get("num_layers", 1) > 1, edits.one_layer,
+            lambda c: f"num_layers is {c.attributes.get('num_layers')} (stacked layers)", ablation=15, reduction=19),
+    Feature("proj_size", {"proj_size": "proj_size (LSTM projection)"}, lambda c: bool(c.attributes.get("proj_size")),
+            edits.without_projection, lambda c: f"an LSTM projection is used (proj_size {c.attributes.get('proj_size')})",
+            ablation=16, reduction=20),
+    Feature("dropout", {"dropout": "dropout (eval mode)"}, lambda c: bool(c.attributes.get("dropout")),
+            lambda c: edits.without_attributes(c, "no-dropout", "dropout"), lambda c: "dropout is set (eval mode)",
+            ablation=17, reduction=21),
+    Feature("unbatched", {"unbatched": "unbatched input"}, lambda c: c.attributes.get("unbatched") == 1,
+            lambda c: edits.without_attributes(c, "batched", "unbatched"), lambda c: "the input is unbatched",
+            ablation=18, reduction=22),
     # tokens named in findings and expectations, with no removal of their own
     Feature("per_direction_activations", {"per_direction_activations": "activations per direction"},
             ablation=None),

@@ -61,16 +61,19 @@ class Column:
     version: str
     spec_family: str
     config: str = "default"
+    converter: str = ""   # the converter that wrote the programs (the converters' column group)
 
     @property
     def label(self) -> str:
-        return f"{self.runtime} {self.version}".strip() + ("" if self.config == "default" else f" {self.config}")
+        through = f"{self.converter} → " if self.converter else ""
+        return through + f"{self.runtime} {self.version}".strip() + ("" if self.config == "default" else f" {self.config}")
 
 
 def column_key(record: dict) -> tuple:
-    """A record's column: runtime, version, spec family, configuration label."""
+    """A record's column: runtime, version, spec family, configuration label, and the converter that
+    wrote its program (conformance/converters/), if any."""
     return (str(record.get("runtime") or "?"), str(record.get("runtime_version") or record.get("version") or ""),
-            spec_family(record), config_of(record))
+            spec_family(record), config_of(record), str(record.get("converter") or ""))
 
 
 @dataclass
@@ -143,7 +146,8 @@ def columns_of(records: list[dict]) -> list[Column]:
     for r in records:
         key = column_key(r)
         seen.setdefault(key, Column(key, *key))
-    return sorted(seen.values(), key=lambda c: (c.runtime, natural_key(c.version), c.spec_family, c.config))
+    return sorted(seen.values(), key=lambda c: (bool(c.converter), c.converter, c.runtime, natural_key(c.version),
+                                                c.spec_family, c.config))
 
 
 def build(records: list[dict]) -> dict:
@@ -174,7 +178,8 @@ def build(records: list[dict]) -> dict:
     for op in sorted({op for op, _ in cells}, key=lambda o: ({"RNN": 0, "GRU": 1, "LSTM": 2}.get(o, 3), o)):
         row_names = sorted((name for o, name in cells if o == op), key=rank)
         ops.append((op, [Row(op, name, shown[(op, name)], cells[(op, name)]) for name in row_names]))
-    return {"columns": columns, "ops": ops, "classes": CLASSES}
+    from conformance.report import converters
+    return {"columns": columns, "ops": ops, "classes": CLASSES, "converters": converters.build(records)}
 
 
 # -- rendering ------------------------------------------------------------------------------------
@@ -185,8 +190,13 @@ def to_html(matrix: dict) -> str:
     if not columns:
         return ""
     esc = html.escape
+    plain = sum(1 for c in columns if not c.converter)
+    group = ""  # the converter targets' columns as a group of their own, after the runtimes'
+    if plain < len(columns):
+        group = (f'<tr><th></th><th colspan="{plain}">runtimes</th><th colspan="{len(columns) - plain}">'
+                 f"through a converter (docs/converters.md)</th></tr>" if plain else "")
     out = ['<div class="scroll"><table class="tbl small feature-matrix" id="feature-matrix">',
-           "<thead><tr><th>op · feature</th>"
+           "<thead>" + group + "<tr><th>op · feature</th>"
            + "".join(f'<th class="mono">{esc(c.label)}<br><small>{esc(c.spec_family)}</small></th>' for c in columns)
            + "</tr></thead><tbody>"]
     for op, rows in ops:
@@ -208,6 +218,8 @@ def to_html(matrix: dict) -> str:
     legend = " ".join(f'<span><span class="sw" style="background:{COLOURS[v][0]}"></span><b>{esc(name)}</b>: '
                       f"{esc(meaning)}</span>" for name, meaning, v in CLASSES)
     out.append(f'<div class="legend-row small">{legend}</div>')
+    from conformance.report import converters
+    out.append(converters.to_html(matrix.get("converters") or {"columns": []}))
     return "\n".join(out)
 
 
@@ -224,4 +236,9 @@ def to_markdown(matrix: dict) -> list[str]:
             label = row.name if row.tokens in ("", row.name) else f"{row.name} (`{row.tokens}`)"
             out.append(f"| {op} · {label} | " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     out += ["", "Classes: " + "; ".join(f"**{name}**: {meaning}" for name, meaning, _ in CLASSES) + "."]
+    from conformance.report import converters
+    table = converters.to_markdown(matrix.get("converters") or {"columns": []})
+    if table:
+        out += ["", "**Converters × features** (valid cases per converter target: pass, refused, invalid, wrong)", "",
+                *table]
     return out

@@ -143,6 +143,12 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
         plans: list[tuple[tuple[str, str, str, str], list[str], Case, list[Removal], dict[str, Case]]] = []
         formed = _form_siblings(items, target, targets, cases_by_id, records, pool, folder, timeout, deadline)
         spent += formed.pop("", 0)
+        if target.converter:  # the converter's fault or the runtime's (conformance/converters/causes.py)
+            from conformance.converters.causes import siblings as converted
+            through = converted(items, target, targets, cases_by_id, records, pool, folder, timeout, deadline, _run,
+                                _label, CLEAN, out_dir)
+            spent += through.pop("", 0)
+            formed = {key: formed.get(key, "") + through.get(key, "") for key in set(formed) | set(through)}
         removals = FORM_ABLATIONS if asked(target.config) else ABLATIONS
         for key, ids in items:
             case = cases_by_id[ids[0]]
@@ -219,8 +225,9 @@ def plain_sibling(target, targets):
     if not asked(target.config):
         return None
     plain = compose(base_config(target.config), {})
-    return next((t for t in targets if t.config == plain and (t.runtime, t.version, t.device, t.spec, t.format)
-                 == (target.runtime, target.version, target.device, target.spec, target.format)), None)
+    return next((t for t in targets if t.config == plain and (t.runtime, t.version, t.device, t.spec, t.format,
+                                                              t.converter)
+                 == (target.runtime, target.version, target.device, target.spec, target.format, target.converter)), None)
 
 
 def _form_siblings(items, target, targets, cases_by_id, records, pool, folder, timeout, deadline) -> dict:

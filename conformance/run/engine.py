@@ -110,6 +110,8 @@ def repro(case, target) -> str:
            "--device", target.device, "--spec", target.spec]
     if target.plugin:
         cmd += ["--runtime-plugin", target.ref.path]
+    if getattr(target, "converter", ""):  # a converter target (conformance/converters/): its converter and form
+        cmd += ["--converter", dict(target.ref.kwargs).get("converter", target.family), "--config", target.config]
     return " ".join(shlex.quote(c) for c in cmd)
 
 

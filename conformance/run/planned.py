@@ -108,6 +108,8 @@ class Planned:
                                  "program": prog.files.get("model", ""), "elapsed_s": round(outcome.elapsed, 6)}
         if outcome.output.strip():
             extra["runtime_output"] = outcome.output
+        if outcome.artefacts:  # what a converter target's plan converted the program into
+            extra["artefacts"] = engine._write_artefacts(case, target, prog, outcome.artefacts)
         if outcome.status in ("crash", "timeout"):
             return engine.settle(outcome, ci, target, prog, outcome.status, outcome.error, extra)
         extra["effective"] = effective_of(case, target, outcome.effective)

@@ -43,6 +43,9 @@ class Record:
     config: str
     target_precision: str
     plugin: bool
+    #: the converter that wrote the program the runtime ran (a converter target: conformance/converters/),
+    #: written only where there is one
+    converter: str = ""
     pair_digest: str = ""
     verdict: str = ""
     max_abs_err: float | None = None
@@ -67,13 +70,13 @@ class Record:
             target=target.id, spec=target.spec, spec_family=spec.family if spec is not None else "",
             runtime=target.runtime, runtime_family=target.runtime_family, runtime_version=target.version,
             device=target.device, config=target.config, target_precision=target.precision,
-            plugin=target.plugin, pair_digest=pair_digest)
+            plugin=target.plugin, converter=getattr(target, "converter", ""), pair_digest=pair_digest)
 
     def as_dict(self) -> dict[str, Any]:
         """The results.jsonl line's mapping: the fixed fields in order, ``extra``'s after
         ``tolerance``, then ``message`` and ``repro``."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-               if f.name not in ("extra", "message", "repro")}
+               if f.name not in ("extra", "message", "repro") and (f.name != "converter" or self.converter)}
         out.update(self.extra)
         out["message"] = self.message
         out["repro"] = self.repro

@@ -225,7 +225,7 @@ def _artefacts(runtime, kind: str) -> dict:
     """What the runtime's last call converted the program into (``artefacts()``, optional: e.g. an
     MNN model or IREE's imported MLIR), as {file name: bytes}; the suite keeps it beside the program."""
     method = getattr(runtime, "artefacts", None)
-    if kind != "run" or not callable(method):
+    if kind not in ("run", "plan") or not callable(method):
         return {}
     try:
         found = {str(name)[:100]: bytes(data) for name, data in dict(method()).items()}

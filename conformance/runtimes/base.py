@@ -94,6 +94,10 @@ class Target:
     #: the execution forms its runtime takes beyond the defaults ({key: [values]}:
     #: conformance/runtimes/forms.py); its own are in ``config``
     forms: dict = field(default_factory=dict, compare=False)
+    #: the converter that writes the program the runtime runs, with its version and options
+    #: (``torch.onnx-dynamo-2.13.0(opset=18)``: conformance/converters/); "" where the runtime runs the
+    #: suite's own program. Part of the id, before an arrow.
+    converter: str = ""
 
     @property
     def form(self) -> dict[str, str]:
@@ -117,7 +121,8 @@ class Target:
         label = self.config_label
         config = "" if label == "default" else f"/{label}"
         version = f"-{self.version}" if self.version else ""
-        return f"{self.runtime}{version}/{self.device}{config}@{self.spec}"
+        through = f"{self.converter} {CONVERTED} " if self.converter else ""
+        return f"{through}{self.runtime}{version}/{self.device}{config}@{self.spec}"
 
     def to_json(self) -> dict:
         return {"id": self.id, "runtime": self.runtime, "version": self.version, "device": self.device,
@@ -126,15 +131,20 @@ class Target:
                 "configuration": self.configuration, "runtime_family": self.runtime_family,
                 **({"load_output": self.load_output} if self.load_output else {}),
                 **({"gates": self.gates} if self.gates else {}),
-                **({"forms": self.forms} if self.forms else {})}
+                **({"forms": self.forms} if self.forms else {}),
+                **({"converter": self.converter} if self.converter else {})}
 
+
+#: what separates a converter from the runtime in a converter target's id
+CONVERTED = "→"
 
 #: file suffix of a written program that its own builder refused (OpenVINO's op validation while the
 #: IR was written: conformance/specs/openvino/): an adapter handed that file raises the refusal
 BUILD_ERROR_SUFFIX = ".build-error.txt"
 
-#: the steps of a runtime that converts or compiles a program before it runs it (RuntimeRejected.stage)
-STAGES = ("converter", "compiler", "runtime")
+#: the steps of a runtime that converts or compiles a program before it runs it (RuntimeRejected.stage);
+#: ``checker``: onnx.checker rejects what a converter wrote (conformance/runtimes/converted.py)
+STAGES = ("converter", "checker", "compiler", "runtime")
 
 
 @dataclass

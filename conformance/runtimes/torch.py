@@ -59,7 +59,7 @@ class TorchRuntime:
         args = [tp.tensor(torch, feeds[name], desc["dtype"], self._where) for name in desc["inputs"]]
         with torch.no_grad():
             returned = program(*args)
-        return tp.finish(desc, [tp.array(torch, r, desc["dtype"]) for r in returned])
+        return tp.finish(desc, [tp.array(torch, r, desc["dtype"]) for r in returned], tp.steps_of(desc, feeds))
 
 
 def targets(specs_by_format: dict):

@@ -72,17 +72,30 @@ def build(torch, desc: dict, weights: dict, device="cpu"):
     dtype = getattr(torch, desc["dtype"])  # float32 | float64 | float16 | bfloat16
     inner = module(torch, desc).to(device=device, dtype=dtype)
     inner.load_state_dict({k: tensor(torch, v, desc["dtype"], device) for k, v in weights.items()}, strict=True)
-    program = program_class(torch)(inner, desc)
+    program = program_class(torch, tuple(desc["inputs"]))(inner, desc)
     program.eval()
     return program
 
 
-def program_class(torch):
-    """The wrapper class, made where torch is imported (this module imports numpy only)."""
+#: the feeds a torch program may have, in order (conformance/specs/torch.py)
+FEEDS = ("input", "h0", "c0", "lengths")
+
+
+def program_class(torch, names: tuple[str, ...] = FEEDS):
+    """The wrapper class, made where torch is imported (this module imports numpy only). Its
+    ``forward`` takes the program's feeds as named parameters (``forward(self, input, h0, c0)``), as a
+    user's module does: exporters name the graph's inputs after them and map ``dynamic_axes`` by them."""
+    if not names or any(n not in FEEDS for n in names) or list(names) != sorted(names, key=FEEDS.index):
+        raise ValueError(f"a torch program's inputs are some of {FEEDS}, in that order; got {names}")
     nn = torch.nn
     rnn_utils = torch.nn.utils.rnn
+    scope: dict = {}
+    exec(f"def forward(self, {', '.join(names)}):\n    return self.run(dict(zip(self.names, ({', '.join(names)},))))",
+         scope)  # noqa: S102 - the names are checked against FEEDS above
 
     class Program(nn.Module):
+        forward = scope["forward"]
+
         def __init__(self, inner, desc: dict):
             super().__init__()
             self.rnn = inner
@@ -91,8 +104,7 @@ def program_class(torch):
             self.packed = bool(desc.get("packed"))
             self.batch_first = bool(desc.get("batch_first"))
 
-        def forward(self, *args):
-            given = dict(zip(self.names, args))
+        def run(self, given: dict):
             x = given["input"]
             if self.kind.endswith("Cell"):
                 if self.kind == "LSTMCell":
@@ -125,10 +137,22 @@ def returns(desc: dict) -> list[str]:
     return ["output", "h_n", "c_n"] if desc["module"] == "LSTM" else ["output", "h_n"]
 
 
-def finish(desc: dict, returned: list[np.ndarray]) -> list[np.ndarray]:
+def steps_of(desc: dict, feeds: dict) -> int | None:
+    """The sequence length of the input fed (the padding's length): a program loaded once runs
+    inputs of other lengths."""
+    x = feeds.get("input")
+    if x is None or desc["module"].endswith("Cell"):
+        return None
+    if desc.get("unbatched") or np.ndim(x) != 3:
+        return int(np.shape(x)[0]) if np.ndim(x) >= 1 else None
+    return int(np.shape(x)[1 if desc["batch_first"] else 0])
+
+
+def finish(desc: dict, returned: list[np.ndarray], steps: int | None = None) -> list[np.ndarray]:
     """The module's returns (``returns(desc)`` order) as the program's outputs (``desc["outputs"]``):
-    the output padded with zeros to the sequence length and viewed per direction, the batch axis of an
-    unbatched run put back, the kept direction of a reverse-only program."""
+    the output padded with zeros to the sequence length (``steps``, the input's; else the
+    description's) and viewed per direction, the batch axis of an unbatched run put back, the kept
+    direction of a reverse-only program."""
     got = dict(zip(returns(desc), returned))
     if desc["module"].endswith("Cell"):
         if desc.get("unbatched"):
@@ -141,14 +165,14 @@ def finish(desc: dict, returned: list[np.ndarray]) -> list[np.ndarray]:
         h_n = h_n[:, None] if h_n.ndim == 2 else h_n
         c_n = c_n[:, None] if c_n is not None and c_n.ndim == 2 else c_n
     time_axis = 1 if desc["batch_first"] else 0
-    steps = desc.get("steps")
+    steps = steps or desc.get("steps")
     if steps and output.ndim == 3 and output.shape[time_axis] < steps:
         pad = [(0, 0)] * 3
         pad[time_axis] = (0, steps - output.shape[time_axis])
         output = np.pad(output, pad)
     d = 2 if desc["bidirectional"] else 1
     size = desc.get("proj_size") or desc["hidden_size"]
-    if output.ndim == 3:
+    if output.ndim == 3 and output.shape[2] == d * size:  # else left as it came: judged as a wrong shape
         output = output.reshape(output.shape[0], output.shape[1], d, size)
     keep = desc.get("keep_direction")
     if keep is not None:

@@ -112,6 +112,9 @@ class TorchSpec:
         reason = self.expressible(case)
         if reason:
             return NotExpressible(self.name, reason)
+        if (form or {}).get("shape") == "dynamic" and case.attributes.get("unbatched") == 1:
+            return NotExpressible(self.name, "unbatched input has no batch axis, and shape=dynamic runs the program at "
+                                             "other batch sizes")
         prog = _translate_cell(self.name, case) if case.form == "cell" else _translate_sequence(self.name, case)
         if (form or {}).get("shape") == "dynamic":
             description = json.loads(prog.model)
