@@ -166,16 +166,23 @@ def narrow(targets: Sequence, runtimes: Sequence[str] = (), devices: Sequence[st
 
 
 def select_targets(spec_filter, plugins, runtimes, devices, use_entry_points: bool = True, configs=(),
-                   converters=()):
+                   converters=(), plain: bool = False):
     """(targets, skipped runtimes, {plugin runtime name: MOD:ATTR}) for the given options.
     An explicitly named plugin that cannot load, or a selection matching nothing, is a usage error;
     a value that matches nothing beside others that do is a warning on stderr. With ``converters``
-    (``--converter``), the converter targets they name, only (conformance/converters/targets.py)."""
+    (``--converter``), the converter targets they name (conformance/converters/targets.py): only them,
+    or with ``plain`` (the fuzzer) beside the plain targets."""
     formats = specs_by_format(spec_filter)
     for value in configs:
         parse_config(value)  # a malformed value fails before anything is imported
     for value in devices:
         split_device(value)
+    if converters and plain:
+        from conformance.converters.targets import select
+        found, gaps = select(formats, converters)
+        targets, skipped, names = select_targets(spec_filter, plugins, runtimes, devices, use_entry_points, configs)
+        converted, _ = narrow(found, runtimes, devices, (), gaps)
+        return targets + converted, skipped + gaps, names
     if converters:
         from conformance.converters.targets import select
         targets, skipped = select(formats, converters)

@@ -22,7 +22,7 @@ SLOW_MODULES = frozenset({
     "test_ablation", "test_directml", "test_effective", "test_fuzz", "test_hostile", "test_html_report",
     "test_onnx_translation", "test_openvino_ir", "test_run_machinery", "test_silent", "test_tolerance",
     "test_torch", "test_wrong_implementations", "test_onnx_node_tests", "test_webnn", "test_production",
-    "test_engines", "test_forms_runtimes",
+    "test_engines", "test_forms_runtimes", "test_converters",
 })
 
 #: single tests elsewhere that run the real runtimes or sweep the oracle over many problems
@@ -34,6 +34,7 @@ SLOW_TESTS = frozenset({
     "test_fixed_divergence_is_reported_and_unused_entry_warns", "test_a_run_records_features_and_gates_on_them",
     "test_a_summarised_divergence_that_becomes_new_is_run_again_with_its_detail",
     "test_the_corpus_gives_the_same_verdicts_batched_and_alone",
+    "test_the_oracle_agrees_with_eager_torch_in_float64_on_every_framework_case",
 })
 
 

@@ -44,9 +44,17 @@ def one_direction(case: Case, direction: str) -> Case:
     tensors = dict(case.tensors)
     if case.direction == "bidirectional":
         first = direction == "forward"
-        for name in PER_DIRECTION_INPUTS:
-            if name in tensors:
-                tensors[name] = np.ascontiguousarray(tensors[name][:1] if first else tensors[name][1:])
+        layers = int(case.attributes.get("num_layers", 1) or 1)
+        for name, arr in case.tensors.items():
+            base = name.rsplit("_l", 1)[0] if _layer_names(name) else name
+            if name in ("initial_h", "initial_c") and layers > 1:  # [l0 fwd, l0 rev, l1 fwd, ...]
+                tensors[name] = np.ascontiguousarray(arr[0::2] if first else arr[1::2])
+            elif base in PER_DIRECTION_INPUTS or base == "W_hr":
+                kept = arr[:1] if first else arr[1:]
+                if base == "W" and name != "W" and kept.ndim == 3:  # reads [forward, reverse] of the layer below
+                    half = kept.shape[2] // 2
+                    kept = kept[:, :, :half] if first else kept[:, :, half:]
+                tensors[name] = np.ascontiguousarray(kept)
         for key in PER_DIRECTION_ATTRIBUTES:
             if key in attrs and len(attrs[key]) % 2 == 0:
                 half = len(attrs[key]) // 2

@@ -56,6 +56,9 @@ class _Budget(click.ParamType):
               help="Only targets on this device (repeatable), e.g. CPU or CPU/precision=pinned.")
 @click.option("--config", "configs", multiple=True, metavar="KEY=VALUE",
               help="Only targets in this configuration (repeatable), e.g. precision=pinned.")
+@click.option("--converter", "converters", multiple=True, metavar="NAME",
+              help="Also the converter targets of this converter (repeatable; a prefix of its name, or all): each "
+                   "drawn case runs through one drawn converter besides the plain targets (docs/converters.md).")
 @click.option("--op", "ops", multiple=True, type=click.Choice(["RNN", "GRU", "LSTM"]), help="Only these operators (repeatable).")
 @click.option("--dtype", "dtypes", multiple=True, type=click.Choice(["float32", "float16", "float64", "bfloat16"]),
               help="Only these dtypes (repeatable).")
@@ -92,7 +95,7 @@ class _Budget(click.ParamType):
 @click.option("--production-sizes", is_flag=True,
               help="Draw shapes up to the production tier's (500 steps, batch 64, input and hidden 1024), mostly "
                    "at SIMD/GEMM edges (docs/production.md); raise --timeout with it.")
-def fuzz_command(budget, runtimes, plugins, spec_filter, devices, configs, ops, dtypes, jobs, seed, out_dir, keep,
+def fuzz_command(budget, runtimes, plugins, spec_filter, devices, configs, converters, ops, dtypes, jobs, seed, out_dir, keep,
                  regressions, expectation_paths, no_expectations, database, no_database, max_examples, timeout, tolerance_policy, no_shrink,
                  no_entry_points, quiet, production_sizes, cluster=None, workers=None):
     """Search for divergences the corpus does not cover; write each, minimized, to OUT as a case file.
@@ -141,7 +144,7 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, configs, ops, 
         plugin_names = {t.runtime: t.ref.path for t in targets if t.plugin}
     else:
         targets, skipped, plugin_names = select_targets(spec_filter, plugins, runtimes, devices, not no_entry_points,
-                                                        configs)
+                                                        configs, converters, plain=True)
 
     scope = Scope(ops=tuple(ops) or Scope().ops, dtypes=tuple(dtypes) or Scope().dtypes,
                   limits=PRODUCTION_LIMITS if production_sizes else Limits())

@@ -25,15 +25,23 @@ def execution(case) -> str:
     return str((case.params or {}).get("execution", "default"))
 
 
+def converter(case) -> str:
+    """The converter a drawn case runs through besides the plain targets (conformance/fuzz/strategies.py);
+    ``none`` for a case not drawn with one."""
+    return str((case.params or {}).get("converter", "none"))
+
+
 def runs_in(target, case) -> bool:
     """Whether ``target`` examines ``case``: a plain target always, a target in an execution form only
-    when the case was drawn with that form."""
+    when the case was drawn with that form, a converter target only when drawn with its converter."""
+    if getattr(target, "converter", "") and target.family != converter(case):
+        return False
     form = asked(target.config)
     return not form or compose("default", form) == execution(case)
 
 
 def _key(case) -> tuple:
-    return (case.digest, execution(case))
+    return (case.digest, execution(case), converter(case))
 
 
 class Examiner:

@@ -57,6 +57,10 @@ def case_document(case: Case, clause: list, description: str, finding: dict | No
             inputs[name] = np.asarray(arr).astype(np.int64).tolist()
         else:
             inputs[name] = np.asarray(arr).astype(np.float64).tolist()
+    from conformance.case.vocabulary import inputs_of  # a stack's further layers, a projection (docs/framework.md)
+    for name in inputs_of(case.op, case.attributes):
+        if name not in TENSOR_ORDER and name in case.tensors:
+            inputs[name] = np.asarray(case.tensors[name]).astype(np.float64).tolist()
     doc = {"op": case.op, "form": case.form, "clause": list(clause), "description": description,
            "attributes": attributes,
            "shape": {k: int(case.shape[k]) for k in ("seq_length", "batch_size", "input_size")},

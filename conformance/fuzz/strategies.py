@@ -37,17 +37,28 @@ from conformance.case.vocabulary import (
     OPS,
     OUTPUTS,
     input_shapes,
+    inputs_of,
+    layer_input,
     num_directions,
 )
+from conformance.converters import CONVERTERS as CONVERTER_TABLE
 from conformance.fuzz import values as V
 from conformance.runtimes.forms import CONFIGURATIONS, compose
 
 #: bump when the draws change meaning: it is part of the hypothesis database key
-STRATEGY_VERSION = "2"
+STRATEGY_VERSION = "3"
 
 #: the execution forms a drawn case runs in (besides every plain target): the default first, so a
 #: finding shrinks toward the plain form
 EXECUTIONS = ("default",) + tuple(compose("default", f) for f in CONFIGURATIONS)
+
+#: the converter a drawn case also runs through (besides every plain target): none first, so a finding
+#: shrinks toward no converter; the examiner runs it on the targets of that converter the campaign has
+#: (``conformance fuzz --converter``: conformance/converters/)
+CONVERTERS = ("none",) + tuple(c.name for c in CONVERTER_TABLE)
+#: torch.nn's own axes a case may draw (docs/framework.md): layers, an LSTM projection, dropout in eval
+#: mode, unbatched input; each shrinks toward absent
+MAX_LAYERS = 3
 
 #: float32-exact values for activation_alpha / activation_beta (FLOAT attributes), simplest first
 PARAMETER_VALUES = (0.5, 2.0, 0.25, 1.5, 1.0, 0.75, 3.0, -0.5, -1.0, 0.0, float(np.float32(0.1)),
@@ -259,12 +270,54 @@ def _valid(rec: Recorder, scope: Scope, check_overflow: bool = True) -> Case:
     # the execution form the case runs in besides the plain one (conformance/runtimes/forms.py): the
     # examiner runs it on the plain targets and on the targets of this form (conformance/fuzz/examiner.py)
     event("execution", rec(_sampled(EXECUTIONS), "execution"))
+    framework = _framework(rec, op, form, H, B, attributes)
+    if framework:
+        attributes.update(framework)
+        names = inputs_of(op, attributes)
+        shapes = input_shapes(op, H, direction, shape, attributes)
+        for name in ("initial_h", "initial_c"):  # one state per layer and direction, the output's width
+            if name in tensors:
+                tensors[name] = _tensor(rec, f"{name}.stacked", shapes[name], dtype, special)
+        if "R" in tensors and shapes["R"] != tensors["R"].shape:  # R reads the projected state
+            tensors["R"] = _tensor(rec, "R.projected", shapes["R"], dtype, special)
+        for name in names:
+            if name in tensors or name in ("sequence_lens", "P") or (name.startswith("B_l") and "B" not in tensors):
+                continue
+            if name in shapes:
+                tensors[name] = _tensor(rec, name, shapes[name], dtype, special)
+        tensors.pop("P", None)  # torch.nn.LSTM has no peepholes
+        assume(all(np.all(np.isfinite(np.asarray(v, dtype=np.float64))) for v in tensors.values()))
+    # the converter the case runs through besides the plain targets (conformance/converters/)
+    event("converter", rec(_sampled(CONVERTERS), "converter"))
     case = Case(id="fuzz/pending", op=op, form=form, attributes=attributes, shape=shape, dtype=dtype,
                 tensors=tensors, outputs=tuple(outputs) if tuple(outputs) != OUTPUTS[op] else (),
                 params=rec.params)
     if check_overflow:
         assume(V.overflow_free(case))
     return with_id(case)
+
+
+def _framework(rec: Recorder, op: str, form: str, H: int, B: int, attributes: dict) -> dict:
+    """torch.nn's own axes, each drawn whatever the others (so each shrinks away on its own), applied
+    where torch has them: a stack (sequences), an LSTM projection (proj_size < hidden_size), dropout
+    (eval mode), unbatched input (one batch entry). None of them is any other spec's: such a case runs
+    on torch and on the converters that read torch programs."""
+    layers = rec(st.integers(1, MAX_LAYERS), "num_layers")
+    proj = rec(st.integers(0, 5), "proj_size")
+    dropout = rec(BOOLEANS, "dropout")
+    unbatched = rec(BOOLEANS, "unbatched")
+    found: dict = {}
+    if form == "sequence" and layers > 1:
+        found["num_layers"] = layers
+    if op == "LSTM" and form == "sequence" and 0 < proj < H:
+        found["proj_size"] = proj
+    if dropout and form == "sequence":
+        found["dropout"] = 0.25
+    if unbatched and B == 1:
+        found["unbatched"] = 1
+    if found:
+        event("framework", "+".join(sorted(found)))
+    return found
 
 
 def _output_subsets(op: str) -> list[tuple]:

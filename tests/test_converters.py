@@ -1,0 +1,194 @@
+"""Converters as a stage of a target (docs/converters.md): the converter targets' ids, stages and
+artefacts, the outcomes (pass, refused, invalid, wrong) and whose fault a divergence is, with the
+deliberately wrong converters of tests/converter_doubles.py and the real converters of the
+`converters` extra (their tests skip, saying so, where it is not installed)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+from conformance.run import read_results
+from tests.conftest import ROOT, conformance
+
+CONVERTERS_EXTRA = all(importlib.util.find_spec(m) is not None for m in ("onnxscript", "onnxsim", "onnxconverter_common"))
+needs_extra = pytest.mark.skipif(not CONVERTERS_EXTRA, reason="the converters extra is not installed here "
+                                 "(pip install -c constraints.txt -e '.[converters]', or nox -s conformance-converters)")
+
+
+def _run(tmp_path, paths, converter, *extra, k=None):
+    out = tmp_path / "out"
+    args = ["run", *[ROOT / p for p in paths], "--converter", converter, "--out", out, "-q", "--fresh",
+            "--artifacts", "full", *extra]
+    if k:
+        args += ["-k", k]
+    proc = conformance(*args)
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    records = read_results(out / "results.jsonl")
+    clusters = json.loads((out / "clusters.json").read_text()) if (out / "clusters.json").exists() else []
+    return out, records, clusters
+
+
+# -- the test doubles: each gets the verdict and the cause meant for it ----------------------------
+
+def test_a_converter_that_writes_linear_before_reset_wrong_is_wrong_and_named(tmp_path):
+    out, records, clusters = _run(tmp_path, ["cases/gru/linear_before_reset.yaml"], "tests.converter_doubles:WRONG_LBR",
+                                  "--config", "shape=static", k="linear_before_reset=1 and direction=forward")
+    ran = [r for r in records if r["verdict"] != "not-expressible"]
+    assert ran and all(r["verdict"] == "fail" for r in ran)
+    assert all(r["converter"] == "wrong-lbr-2.13.0(opset=14)" for r in ran)
+    assert ran[0]["target"] == "wrong-lbr-2.13.0(opset=14) → onnxruntime-1.32.0/CPU@torch"
+    from conformance.converters.outcomes import outcome
+    assert {outcome(r) for r in ran} == {"wrong"}
+    [cluster] = clusters
+    assert cluster["runtime"] == "wrong-lbr"
+    assert ("the converter writes GRU linear_before_reset=0 (the suite writes 1); onnxruntime passes the suite's "
+            "own translation (onnx-14)") in cluster["cause"]
+    # its input and output are kept beside the program
+    kept = [p for r in ran for p in r.get("artefacts") or ()]
+    assert any(p.endswith("output.model.onnx") for p in kept) and any(p.endswith("input.torch.json") for p in kept)
+    assert all((out / p).exists() for p in kept)
+
+
+def test_a_converter_that_freezes_the_sequence_length_shows_at_the_other_lengths(tmp_path):
+    _, records, clusters = _run(tmp_path, ["cases/torch/gru_layers.yaml"], "tests.converter_doubles:FROZEN",
+                                k="num_layers=2 and forward and bias=True")
+    by_config = {r["config"]: r for r in records}
+    assert by_config["default"]["verdict"] == "pass"           # at the traced shape it is right
+    dynamic = by_config["shape=dynamic"]
+    assert dynamic["verdict"] == "rejected" and "through the same compiled model" in dynamic["message"]
+    [cluster] = clusters
+    assert "with shape=dynamic" in cluster["cause"] and "passes with shape=static" in cluster["cause"]
+    assert "the converter writes a fixed sequence length and batch size (input 'input' has dims [4, 2, 3])" \
+        in cluster["cause"]
+
+
+def test_a_converter_that_drops_the_projection_is_wrong_and_named(tmp_path):
+    _, records, clusters = _run(tmp_path, ["cases/torch/projection.yaml"], "tests.converter_doubles:NO_PROJECTION",
+                                "--config", "shape=static", k="num_layers=1 and direction=forward")
+    assert records and all(r["verdict"] == "fail" for r in records)
+    assert all("Y has shape" in r["message"] for r in records)
+    [cluster] = clusters
+    assert cluster["cause"].startswith("fails whenever an LSTM projection is used")
+    assert "the converter writes output 'output' 4 wide where the case's is" in cluster["cause"]
+    assert "(the projection dropped)" in cluster["cause"]
+    assert "the suite has no onnx-14 translation to compare with" in cluster["cause"]
+
+
+def test_a_converter_that_writes_an_invalid_node_is_caught_by_the_checker(tmp_path):
+    _, records, clusters = _run(tmp_path, ["cases/gru/linear_before_reset.yaml"], "tests.converter_doubles:INVALID_NODE",
+                                "--config", "shape=static", k="linear_before_reset=1 and direction=forward")
+    ran = [r for r in records if r["verdict"] != "not-expressible"]
+    assert ran and all(r["verdict"] == "rejected" and r["effective"]["stage"] == "checker" for r in ran)
+    from conformance.converters.outcomes import outcome
+    assert {outcome(r) for r in ran} == {"invalid"}
+    [cluster] = clusters
+    assert "the converter writes a model onnx.checker rejects (ValidationError: Mismatched attribute type" \
+        in cluster["cause"]
+    assert "onnxruntime passes the suite's own translation (onnx-14)" in cluster["cause"]
+
+
+def test_a_refusal_names_the_converter_stage(tmp_path):
+    """The real TorchScript exporter refuses an LSTM projection: stage converter, outcome refused."""
+    _, records, clusters = _run(tmp_path, ["cases/torch/projection.yaml"], "torch.onnx-torchscript",
+                                "--config", "shape=static", k="proj_size=1 and num_layers=1 and forward")
+    assert {r["converter"] for r in records} == {f"torch.onnx-torchscript-2.13.0(opset={n})" for n in (14, 17, 20)}
+    assert all(r["verdict"] == "rejected" and r["effective"]["stage"] == "converter" for r in records)
+    assert all("LSTMs with projections" in r["message"] for r in records)
+    assert any("the converter refuses it (SymbolicValueError: Unsupported: ONNX export of operator LSTM, LSTMs "
+               "with projections" in c["cause"] for c in clusters)
+
+
+def test_the_runtimes_own_limit_is_not_blamed_on_the_converter(tmp_path):
+    """onnxruntime has no float64 GRU: the exported model is rejected, and so is the suite's own onnx-14
+    translation; the cause is the runtime's."""
+    case = tmp_path / "gru64.yaml"
+    case.write_text("op: GRU\nattributes: {hidden_size: 3, linear_before_reset: 1}\ndtype: float64\n"
+                    "shape: {seq_length: 3, batch_size: 2, input_size: 2}\ninputs: {B: random}\n")
+    _, records, clusters = _run(tmp_path, [case], "torch.onnx-torchscript", "--config", "shape=static")
+    assert records and all(r["verdict"] == "rejected" and r["effective"]["stage"] == "runtime" for r in records)
+    assert clusters and all("fails the suite's own translation (onnx-14) too" in c["cause"] and
+                            c["cause"].endswith("the runtime's cause") for c in clusters)
+
+
+# -- ids, selection, the report, the gate ------------------------------------------------------------
+
+def test_a_converter_targets_id_parses_as_every_reader_reads_ids():
+    from conformance.baseline import target_key
+    from conformance.gate import version_of_target
+    from conformance.runtimes.base import RuntimeRef, Target
+    t = Target("onnxruntime", "1.32.0", "CPU", "shape=dynamic", "torch", RuntimeRef("x:y"), format="torch",
+               family="torch.onnx-dynamo", converter="torch.onnx-dynamo-2.13.0(opset=18)")
+    assert t.id == "torch.onnx-dynamo-2.13.0(opset=18) → onnxruntime-1.32.0/CPU/shape=dynamic@torch"
+    assert version_of_target(t.id) == "1.32.0"
+    assert target_key(t.id) == "torch.onnx-dynamo-2.13.0(opset=18) → onnxruntime/CPU/shape=dynamic@torch"
+    assert t.runtime_family == "torch.onnx-dynamo" and t.form["shape"] == "dynamic"
+    plain = Target("onnxruntime", "1.32.0", "CPU", "default", "onnx-14", RuntimeRef("x:y"))
+    assert "→" not in plain.id and plain != t
+
+
+def test_expectations_name_a_converter_and_its_version(tmp_path):
+    from conformance.gate import Expectations
+    path = tmp_path / "e.yaml"
+    path.write_text('targets: "* → onnxruntime-*"\nentries:\n  - features: [proj_size]\n'
+                    '    config: {converter: torch.onnx-dynamo, converter_version: "2.13.*"}\n'
+                    '    kind: known-bug\n    reason: writes an invalid LSTM for a projection\n'
+                    '    upstream: none found (searched 2026-11-27)\n')
+    exp = Expectations.load([path])
+    record = {"case": "torch/x", "target": "torch.onnx-dynamo-2.13.0(opset=18) → onnxruntime-1.32.0/CPU@torch",
+              "verdict": "rejected", "features": ["proj_size"], "runtime_version": "1.32.0",
+              "effective": {"converter": "torch.onnx-dynamo", "converter_version": "2.13.0", "stage": "checker"}}
+    assert exp.match(record) is not None
+    assert exp.match(dict(record, effective=dict(record["effective"], converter_version="2.14.0"))) is None
+    assert exp.match(dict(record, effective=dict(record["effective"], converter="torch.onnx-torchscript"))) is None
+
+
+def test_the_converters_table_counts_each_outcome():
+    from conformance.report import converters, engines_matrix
+    base = {"expect": "valid", "op": "LSTM", "converter": "c-1.0", "runtime": "onnxruntime", "runtime_version": "1.0",
+            "config": "default", "spec_family": "torch", "target": "c-1.0 → onnxruntime-1.0/CPU@torch"}
+    records = [dict(base, case=f"k{i}", verdict=v, features=f, effective={"stage": s})
+               for i, (v, s, f) in enumerate([("pass", "", []), ("rejected", "converter", ["proj_size"]),
+                                              ("rejected", "checker", ["proj_size"]), ("fail", "", ["num_layers=2"]),
+                                              ("not-expressible", "", [])])]
+    table = converters.build(records)
+    assert table["columns"] == ["c-1.0 → onnxruntime-1.0"]
+    rows = dict(table["rows"])
+    assert rows["every valid case"]["c-1.0 → onnxruntime-1.0"] == {"pass": 1, "refused": 1, "invalid": 1, "wrong": 1}
+    assert rows["proj_size"]["c-1.0 → onnxruntime-1.0"] == {"refused": 1, "invalid": 1}
+    md = "\n".join(engines_matrix.to_markdown(engines_matrix.build(records)))
+    assert "Converters × features" in md and "1 pass · 1 ref · 1 inv · 1 wrong" in md
+    html = engines_matrix.to_html(engines_matrix.build(records))
+    assert "through a converter" not in html  # no plain column: no group header needed
+    assert "c-1.0 → onnxruntime 1.0" in html
+
+
+# -- the real converters -----------------------------------------------------------------------------
+
+@needs_extra
+def test_the_real_converters_are_targets_with_their_versions_and_options(tmp_path):
+    proc = conformance("list", "--targets", "--converter", "all", check=0)
+    ids = [line.split("\t")[0] for line in proc.stdout.splitlines() if "→" in line]
+    wanted = {"torch.onnx-torchscript-2.13.0(opset=14) → onnxruntime-1.32.0/CPU@torch",
+              "torch.onnx-torchscript-2.13.0(opset=20) → onnxruntime-1.32.0/CPU/shape=dynamic@torch",
+              "torch.onnx-dynamo-2.13.0(opset=18) → onnxruntime-1.32.0/CPU@torch",
+              "torch.onnx-dynamo-2.13.0(opset=18) → onnxruntime-1.32.0/CPU/shape=dynamic@torch",
+              "openvino.convert_model-2026.4.1 → openvino-2026.4.1/CPU/precision=pinned@torch",
+              "onnx.version_converter-1.23.2(to=22) → onnxruntime-1.32.0/CPU@onnx-7",
+              "onnx.version_converter-1.23.2(to=7) → onnxruntime-1.32.0/CPU@onnx-22",
+              "onnxconverter-common.float16-1.16.0(keep_io_types=True) → onnxruntime-1.32.0/CPU@onnx-14",
+              "onnxsim-0.8.1 → onnxruntime-1.32.0/CPU@onnx-14"}
+    assert wanted <= set(ids), ids
+
+
+@needs_extra
+def test_the_onnx_transforms_run_the_suites_own_programs(tmp_path):
+    _, records, _ = _run(tmp_path, ["cases/lstm/basic.yaml"], "onnx", "--no-ablation",
+                         k="direction=forward and B=random and initial_h=random and initial_c=random")
+    by_converter = {r["converter"]: r for r in records}
+    assert by_converter["onnxsim-0.8.1"]["verdict"] == "pass"
+    assert by_converter["onnx.version_converter-1.23.2(to=22)"]["verdict"] == "pass"
+    assert by_converter["onnx.version_converter-1.23.2(to=22)"]["spec"] in ("onnx-7", "onnx-14")
+    assert all(r["effective"]["converter_version"] for r in records)
