@@ -264,7 +264,9 @@ def form_slice(cases, targets, configs) -> frozenset | None:
     from conformance.runtimes.forms import BY_KEY, sliced
     from conformance.selection import parse_config
     named = {key for value in configs for key in parse_config(value)}
-    if any(BY_KEY[k].sliced for k in named if k in BY_KEY) or not any(sliced(t.config) for t in targets):
+    from conformance.converters.targets import sliced as converter_sliced
+    if any(BY_KEY[k].sliced for k in named if k in BY_KEY) or not any(sliced(t.config) or converter_sliced(t)
+                                                                        for t in targets):
         return None
     from conformance.run.forms import representative
     return representative(cases)

@@ -532,7 +532,7 @@ def _check(profile: Profile) -> None:
 
 from .framework import TORCH  # noqa: E402 - the torch.nn profile is built from this module's pieces
 
-PROFILES[TORCH.name] = TORCH
+PROFILES[TORCH.name] = TORCH  # type: ignore[has-type]
 
 for _profile in PROFILES.values():
     _check(_profile)

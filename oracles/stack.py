@@ -111,9 +111,15 @@ def evaluate_stack(op: str, attributes: dict, tensors: dict, semantics, prec: in
                           "under one reading")
     X = np.asarray(tensors["X"])
     dtype = X.dtype
-    low_x = high_x = None      # layer l's exact input at prec / check_prec (None: the case's X)
-    x_floats = x_error = None  # its float64 stand-in and the bound it carries
-    pairs, evaluations, problems, bounds, model = [], [], [], [], {}
+    low_x: list = []           # layer l's exact input at prec / check_prec (layer 0: the case's X)
+    high_x: list = []
+    x_floats = X.astype(np.float64)   # its float64 stand-in, and the bound it carries
+    x_error = np.zeros(X.shape)
+    pairs: list = []
+    evaluations: list = []
+    problems: list = []
+    bounds: list = []
+    model: dict = {}
     for layer, found in enumerate(per_layer):
         stand_in = X if layer == 0 else x_floats.astype(dtype)
         problem = build_problem(op, one, dict(found, X=stand_in), semantics)

@@ -175,7 +175,7 @@ def differences(written: bytes, case, view, spec: str, target) -> list[str]:
     """What the converter's model says differently from the suite's own program of the case: a
     recurrent node's attribute, a dimension fixed where the target asked for symbolic ones, an
     output of another width."""
-    from conformance.converters.models import facts, fixed_dimensions
+    from conformance.converters.models import facts, fixed_dimensions, frozen_reshapes
     from conformance.specs import SPECS, NotExpressible, translate
     mine = facts(written)
     said = []
@@ -201,7 +201,7 @@ def differences(written: bytes, case, view, spec: str, target) -> list[str]:
             said.append(f"output {name!r} {dims[-1]} wide where the case's is {expected}"
                         + (" (the projection dropped)" if case.attributes.get("proj_size") else ""))
     if "shape=dynamic" in target.config:
-        fixed = fixed_dimensions(written, case)
+        fixed = fixed_dimensions(written, case) or frozen_reshapes(written, case)
         if fixed:
             said.append(fixed)
     return list(dict.fromkeys(said))

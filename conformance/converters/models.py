@@ -60,3 +60,34 @@ def fixed_dimensions(model: bytes, case) -> str:
     fixed = [what for axis, what in sorted(axes.items(), key=lambda kv: kv[1], reverse=True)
              if axis < len(dims) and isinstance(dims[axis], int)]
     return f"a fixed {' and '.join(fixed)} (input {name!r} has dims {dims})" if fixed else ""
+
+
+def frozen_reshapes(model: bytes, case) -> str:
+    """'a Reshape to the constant shape [3, -1, 4] (the traced sequence length 3)': a model exported for
+    dynamic shapes whose Reshape bakes in the sequence length or the batch size it was traced with, so
+    that at another shape its output has the wrong shape; '' where none does. Only a constant target
+    shape whose first entry is the traced length (or batch size) and that holds a -1 is taken, where
+    the traced sizes differ from the other sizes of the case (so the value names one dimension)."""
+    import onnx
+    from onnx import numpy_helper
+    proto = onnx.load_from_string(model)
+    nodes = list(proto.graph.node) + [n for f in proto.functions for n in f.node]
+    constants = {t.name: numpy_helper.to_array(t) for t in proto.graph.initializer}
+    for node in nodes:
+        if node.op_type == "Constant":
+            for a in node.attribute:
+                if a.name == "value":
+                    constants[node.output[0]] = numpy_helper.to_array(a.t)
+    S, B = case.shape["seq_length"], case.shape["batch_size"]
+    others = {case.shape["input_size"], case.hidden_size, 2 * case.hidden_size}
+    said = []
+    for node in nodes:
+        if node.op_type != "Reshape" or len(node.input) < 2 or node.input[1] not in constants:
+            continue
+        shape = [int(v) for v in constants[node.input[1]].ravel()]
+        if -1 not in shape or not shape:
+            continue
+        for size, what in ((S, "sequence length"), (B, "batch size")):
+            if shape[0] == size and size not in others and S != B:
+                said.append(f"a Reshape to the constant shape {shape} (the traced {what} {size})")
+    return "; ".join(dict.fromkeys(said))

@@ -22,6 +22,25 @@ RUNTIME_CONFIG = {"onnxruntime": "default", "openvino": "precision=pinned"}
 EXTRA = "the converters extra: pip install -c constraints.txt -e '.[runtimes,converters]', or nox -s conformance-converters"
 
 
+#: the corpus folder a torch exporter always runs in full (its slice elsewhere: ``sliced``)
+FRAMEWORK_CASES = "torch/"
+
+
+def sliced(target, case_id: str = "") -> bool:
+    """Whether ``target`` runs only the representative slice of the selection (conformance/run/forms.py
+    ``representative``), as the sliced execution forms do: a converter the table marks ``sliced`` (the
+    torch exporters, seconds per case) outside the framework-level corpus (cases/torch/), which it runs
+    whole. ``case_id`` empty: whether the target is sliced anywhere."""
+    if not getattr(target, "converter", ""):
+        return False
+    from conformance.converters import resolve
+    try:
+        conv = resolve(dict(target.ref.kwargs).get("converter", target.family))
+    except (ImportError, AttributeError, TypeError, KeyError):
+        return False
+    return conv.sliced and not case_id.startswith(FRAMEWORK_CASES) if case_id else conv.sliced
+
+
 def _runtime_version(runtime: str) -> str:
     if runtime == "onnxruntime":
         import onnxruntime

@@ -38,7 +38,6 @@ from conformance.case.vocabulary import (
     OUTPUTS,
     input_shapes,
     inputs_of,
-    layer_input,
     num_directions,
 )
 from conformance.converters import CONVERTERS as CONVERTER_TABLE

@@ -36,6 +36,7 @@ from conformance.case.features import features
 from conformance.compare import FAILING, for_case, judge_computed_in, judge_outputs
 from conformance.compare.silent import DEFAULT_POLICY as SILENT_POLICY
 from conformance.compare.silent import apply_policy
+from conformance.converters.targets import sliced as converter_sliced
 from conformance.run import forms as pair_forms
 from conformance.run.batches import NARROWER_ALONE, Batches
 from conformance.run.files import write_atomic
@@ -190,7 +191,8 @@ class Engine:
             _, digest, tokens = self._facts_of(case)
             todo = []
             for t in self.targets:
-                if self.opt.slice_ids is not None and case.id not in self.opt.slice_ids and sliced(t.config):
+                if self.opt.slice_ids is not None and case.id not in self.opt.slice_ids and (
+                        sliced(t.config) or converter_sliced(t, case.id)):
                     continue
                 if (not self.store.is_done(case.id, t.id, self.pair_digest(case, t, digest, tokens))
                         or self._needs_detail(case.id, t.id)):
@@ -211,8 +213,8 @@ class Engine:
     def _outside_slice(self) -> int:
         if self.opt.slice_ids is None:
             return 0
-        targets = sum(1 for t in self.targets if sliced(t.config))
-        return targets * sum(1 for c in self.cases if c.id not in self.opt.slice_ids)
+        return sum(1 for t in self.targets for c in self.cases
+                   if c.id not in self.opt.slice_ids and (sliced(t.config) or converter_sliced(t, c.id)))
 
     def pair_digest(self, case, target, digest: str | None = None, tokens=None) -> str:
         """The case's content, and everything its verdict on ``target`` is judged by: the tolerance

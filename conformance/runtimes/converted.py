@@ -28,6 +28,7 @@ import hashlib
 import json
 import re
 from importlib import metadata
+from typing import Any
 
 import numpy as np
 
@@ -54,8 +55,8 @@ class Converted:
         self.label = self.converter.label(self.converter_version, self.options)
         self.forms = {"shape": ["dynamic"]} if self.converter.reads == "torch" else {}
         if runtime == "onnxruntime":
-            from conformance.runtimes.onnxruntime import OnnxRuntime
             from conformance.runtimes.forms import built_config
+            from conformance.runtimes.onnxruntime import OnnxRuntime
             built = built_config(config)
             self.inner = OnnxRuntime(config=built) if built != "default" else OnnxRuntime()
         elif runtime == "openvino":
@@ -63,7 +64,7 @@ class Converted:
 
             from conformance.runtimes.openvino import version
             self.core = ov.Core()
-            self.inner = None
+            self.inner = None  # type: ignore[assignment]  # OpenVINO is compiled here, not through an adapter
             self.ov_version = version()
         else:
             raise ValueError(f"converter targets run on onnxruntime or openvino, not {runtime!r}")
@@ -171,7 +172,7 @@ class _Lazy:
 
     def __init__(self, owner: Converted, model):
         self.owner, self.model = owner, model
-        self.handle = None
+        self.handle: Any = None
         self.names: list[str] = []
 
     def run(self, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:

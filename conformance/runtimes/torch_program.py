@@ -93,7 +93,7 @@ def program_class(torch, names: tuple[str, ...] = FEEDS):
     exec(f"def forward(self, {', '.join(names)}):\n    return self.run(dict(zip(self.names, ({', '.join(names)},))))",
          scope)  # noqa: S102 - the names are checked against FEEDS above
 
-    class Program(nn.Module):
+    class Program(nn.Module):  # type: ignore[name-defined]  # torch is imported where this is made
         forward = scope["forward"]
 
         def __init__(self, inner, desc: dict):
