@@ -192,3 +192,48 @@ def test_the_onnx_transforms_run_the_suites_own_programs(tmp_path):
     assert by_converter["onnx.version_converter-1.23.2(to=22)"]["verdict"] == "pass"
     assert by_converter["onnx.version_converter-1.23.2(to=22)"]["spec"] in ("onnx-7", "onnx-14")
     assert all(r["effective"]["converter_version"] for r in records)
+
+
+# -- the fuzzer ---------------------------------------------------------------------------------------
+
+def test_the_fuzzer_draws_the_frameworks_axes_and_a_converter():
+    """Drawn cases carry a stack, a projection, dropout or unbatched input (each a valid case the torch
+    translator writes and the oracle evaluates), and a converter; the examiner runs a converter target
+    only on the cases drawn with its converter."""
+    import dataclasses
+
+    from hypothesis import HealthCheck, given, settings
+
+    from conformance.fuzz.examiner import runs_in
+    from conformance.fuzz.strategies import Scope, valid_cases
+    from conformance.runtimes.base import RuntimeRef, Target
+    from conformance.specs import SPECS, NotExpressible
+    import oracles
+    seen: dict = {"num_layers": 0, "proj_size": 0, "dropout": 0, "unbatched": 0, "converter": set()}
+
+    @settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(valid_cases(Scope(ops=("LSTM",), dtypes=("float32",))))
+    def draw(case):
+        for key in ("num_layers", "proj_size", "dropout", "unbatched"):
+            seen[key] += key in case.attributes
+        seen["converter"].add(case.params.get("converter"))
+        if {"num_layers", "proj_size"} & set(case.attributes):
+            prog = SPECS["torch"].translate(case)
+            if not isinstance(prog, NotExpressible):
+                attrs = {k: v for k, v in case.attributes.items() if k != "layout"}
+                oracles.evaluate(case.op, attrs, case.tensors, profile="torch", cache=False)
+
+    draw()
+    assert all(seen[k] for k in ("num_layers", "proj_size", "dropout", "unbatched")), seen
+    assert {"none", "torch.onnx-dynamo", "onnxsim"} <= seen["converter"]
+    target = Target("onnxruntime", "1.32.0", "CPU", "default", "torch", RuntimeRef("x:y"), family="torch.onnx-dynamo",
+                    converter="torch.onnx-dynamo-2.13.0(opset=18)")
+    case = dataclasses.replace(load_case(), params={"converter": "torch.onnx-dynamo"})
+    assert runs_in(target, case) and not runs_in(target, dataclasses.replace(case, params={"converter": "onnxsim"}))
+    assert not runs_in(target, load_case())  # a corpus case: the plain targets only
+
+
+def load_case():
+    from conformance.case.load import load_paths
+    cases, _ = load_paths([ROOT / "cases" / "torch" / "dropout.yaml"])
+    return cases[0]

@@ -41,19 +41,22 @@ def broken_constraints(case) -> list[str]:
     H = a.get("hidden_size")
     if not isinstance(H, int) or isinstance(H, bool) or H < 1:
         broken.append("hidden_size")
+    proj = a.get("proj_size", 0) if op == "LSTM" else 0
+    proj = proj if isinstance(proj, int) and not isinstance(proj, bool) and proj > 0 else 0
     if "R" in t and t["R"].ndim == 3:
-        made_for = int(t["R"].shape[2])
-        if made_for != H and "hidden_size" not in broken:
+        made_for = int(t["R"].shape[2])  # R multiplies the state fed back: proj_size wide under a projection
+        if made_for != (proj or H) and "hidden_size" not in broken:
             broken.append("hidden_size")
-        H = made_for
-    elif not isinstance(H, int) or H < 1:
+        if not proj:
+            H = made_for
+    if not isinstance(H, int) or isinstance(H, bool) or H < 1:
         H = 1
     if "X" in t and t["X"].ndim == 3:
         S, B, I = map(int, t["X"].shape)  # noqa: E741  (tensors are kept in layout 0)
     else:
         S, B, I = case.shape["seq_length"], case.shape["batch_size"], case.shape["input_size"]  # noqa: E741
     shapes = input_shapes(op, H, "bidirectional" if D == 2 else "forward", {"seq_length": S, "batch_size": B,
-                                                                           "input_size": I})
+                                                                           "input_size": I}, a)
     for name, arr in t.items():
         if name != "X" and tuple(arr.shape) != shapes.get(name):
             broken.append(f"shape:{name}")
