@@ -200,6 +200,9 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, converters, exp
     if not paths:
         raise click.UsageError("no case paths given and ./cases does not exist")
     check_tolerance(tolerance_policy)
+    if cluster and converters:
+        raise click.UsageError("--converter runs on this machine: a cluster's workers do not make converter targets "
+                               "(docs/converters.md)")
     try:
         select = compile_expression(expr)
     except SelectError as exc:

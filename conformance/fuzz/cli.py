@@ -134,6 +134,9 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, configs, conve
     except ExpectationsError as exc:
         raise click.UsageError(str(exc)) from exc
     grid = None
+    if cluster and converters:
+        raise click.UsageError("--converter runs on this machine: a cluster's workers do not make converter targets "
+                               "(docs/converters.md)")
     if cluster:
         from conformance.run.cluster import open_cluster
         workers = workers or (2 if cluster == "local" else 1)
