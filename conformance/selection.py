@@ -58,8 +58,8 @@ def config_pairs(config: str) -> dict[str, str]:
     ``default`` → {} (every key at its default); items are separated by ``/`` or ``,``, and an item
     without ``=`` is ``{item: "on"}``."""
     pairs: dict[str, str] = {}
-    for item in config.split(MEASURED, 1)[0].replace(",", "/").split("/"):
-        item = item.strip()
+    for item in config.replace(",", "/").split("/"):
+        item = item.split(MEASURED, 1)[0].strip()
         if not item or item == "default":
             continue
         key, eq, value = item.partition("=")
@@ -70,8 +70,8 @@ def config_pairs(config: str) -> dict[str, str]:
 def parse_config(value: str, option: str = "--config") -> dict[str, str]:
     """``KEY=VALUE`` (several joined by ``/`` or ``,``), or ``default``, as pairs; anything else is a
     usage error."""
-    text = value.split(MEASURED, 1)[0].strip()
-    if text != "default" and any("=" not in item for item in text.replace(",", "/").split("/") if item.strip()):
+    text = "/".join(item.split(MEASURED, 1)[0].strip() for item in value.replace(",", "/").split("/"))
+    if text != "default" and any("=" not in item for item in text.split("/") if item.strip()):
         raise click.UsageError(f"{option} {value!r}: expected KEY=VALUE, e.g. precision=pinned or precision=default")
     return config_pairs(text)
 
