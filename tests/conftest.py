@@ -57,11 +57,21 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.slow)
 
 
+#: what a test of the plain form's machinery asks of `conformance run` and `fuzz`: the targets in the
+#: default execution form (docs/forms.md); a test that names a --config chooses its own, and the forms
+#: have tests of their own (tests/test_forms*.py)
+PLAIN_FORM = ("--config", "forms=default")
+
+
 def conformance(*args, env=None, check=None, timeout=600) -> subprocess.CompletedProcess:
     """The real CLI in a subprocess, from the repository's root, as a user runs it; ``check`` is the
-    exit status it must give (the output is shown when it does not)."""
+    exit status it must give (the output is shown when it does not). ``run`` and ``fuzz`` without a
+    ``--config`` run the plain targets (:data:`PLAIN_FORM`)."""
     full_env = dict(os.environ, PYTHONPATH=str(ROOT))
     full_env.update(env or {})
+    args = tuple(args)
+    if args and args[0] in ("run", "fuzz") and "--config" not in args:
+        args += PLAIN_FORM
     proc = subprocess.run([sys.executable, "-m", "conformance", *map(str, args)], cwd=ROOT, capture_output=True,
                           text=True, env=full_env, timeout=timeout, check=False)
     if check is not None:

@@ -230,7 +230,8 @@ def test_a_cluster_run_sends_each_pair_to_a_worker_with_its_target_and_survives_
     worker(processes, address, "ref", "onnx-reference")
     out = tmp_path / "cluster"
     run = processes.start("run", sys.executable, "-m", "conformance", "run", "cases", "-k", SLICE, "--cluster", address,
-                          "--workers", "2", "--out", out, "--no-ablation", "-q", "--expectations", "expectations")
+                          "--workers", "2", "--out", out, "--no-ablation", "-q", "--expectations", "expectations",
+                          "--config", "forms=default")
     results = out / "results.jsonl"
     deadline = time.monotonic() + 300
     ran_on_ort = 0
