@@ -84,6 +84,19 @@ def has_config(target, wanted: dict[str, str]) -> bool:
     return all(mine.get(k, "default") == v for k, v in wanted.items())
 
 
+def config_selecting(config: str, others) -> str:
+    """The --config value that selects ``config`` and none of ``others`` (the configurations beside
+    it: the same runtime, device and spec), for a repro command: '' where it is the only one;
+    otherwise its KEY=VALUE pairs, with KEY=default for each key only the others set
+    (``precision=default`` for OpenVINO's default beside ``precision=pinned``)."""
+    mine = config_pairs(config)
+    keys = {k for other in others if other != config for k in config_pairs(other)}
+    if not keys and not mine:
+        return ""
+    wanted = {**{k: "default" for k in sorted(keys - set(mine))}, **mine}
+    return "/".join(f"{k}={v}" for k, v in wanted.items())
+
+
 def split_device(value: str) -> tuple[str, dict[str, str]]:
     """``CPU`` → (CPU, {}); ``CPU/precision=pinned`` → (CPU, {precision: pinned}), as the target id
     names them."""
