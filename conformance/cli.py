@@ -28,7 +28,8 @@ from conformance.run.select import SelectError, compile_expression
 from conformance.selection import CONFIG_HELP
 
 GATE_HELP = ("Known divergences (a YAML file or a folder of them, repeatable): covered failures do not fail the run. "
-             "Default: ./expectations/ where it exists (run, fuzz and report alike); --no-expectations for none.")
+             "Default: ./expectations/ where it exists (run and fuzz alike; report keeps the gate each run judged); "
+             "--no-expectations for none.")
 
 DEFAULT_CASES = ("cases",)
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2

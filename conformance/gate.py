@@ -67,7 +67,10 @@ passing pair such an entry covers is ``ok``, not ``fixed``, and the entry is sta
 when it covers no failing pair at all.
 Such a pair is judged against that tolerance (the verdict records it as an override with the
 file:line). A failing verdict an entry covers is ``expected`` and does not fail the run; a passing pair an
-entry covers is ``fixed`` (reported, so the entry can go); an entry that covers nothing warns.
+entry covers is ``fixed`` (reported, so the entry can go). Where several entries cover a pair and
+the ablation named its cluster's cause, the entry whose features name that cause excuses it
+(:meth:`Expectations.match`); conformance/gate_audit.py judges again with the causes and reports
+the entries that excuse another cause, cover passing pairs too, or cover only passing ones.
 With a baseline, a failing pair fails the run only when it was not failing in the baseline.
 """
 

@@ -64,11 +64,13 @@ def pytest_collection_modifyitems(config, items):
 
 def conformance(*args, env=None, check=None, timeout=600) -> subprocess.CompletedProcess:
     """The real CLI in a subprocess, from the repository's root, as a user runs it; ``check`` is the
-    exit status it must give (the output is shown when it does not)."""
+    exit status it must give (the output is shown when it does not). ``timeout`` bounds a hang: its
+    seconds on an idle machine, scaled by the load now (tests/calibration.py)."""
+    from tests.calibration import budget
     full_env = dict(os.environ, PYTHONPATH=str(ROOT))
     full_env.update(env or {})
     proc = subprocess.run([sys.executable, "-m", "conformance", *map(str, args)], cwd=ROOT, capture_output=True,
-                          text=True, env=full_env, timeout=timeout, check=False)
+                          text=True, env=full_env, timeout=budget(timeout), check=False)
     if check is not None:
         assert proc.returncode == check, proc.stdout + proc.stderr
     return proc

@@ -3,6 +3,7 @@
 import json
 
 from conformance.run import read_results
+from tests.calibration import budget as budget_s
 from tests.conftest import ROOT, conformance
 
 
@@ -68,10 +69,10 @@ def test_the_configuration_axis_reads_the_pinned_verdicts_the_run_already_has(tm
     key = (default.id, "fail", case.id, "pass")
     explained: list = []
     spent = ablation._ablate_configuration([(key, [case.id])], default, [default, pinned], {case.id: case},
-                                           records, None, tmp_path, 10.0, explained, budget=10)
+                                           records, None, tmp_path, budget_s(10.0), explained, budget=10)
     assert spent == 0 and not ran
     assert explained[0][2].endswith("and passes with the precision pinned"), explained
     # without the pinned record, the case is run on the sibling
     spent = ablation._ablate_configuration([(key, [case.id])], default, [default, pinned], {case.id: case},
-                                           records[:1], None, tmp_path, 10.0, [], budget=10)
+                                           records[:1], None, tmp_path, budget_s(10.0), [], budget=10)
     assert spent == 1 and [v.id for v in ran[0]] == [case.id]

@@ -353,3 +353,29 @@ def test_nox_installs_only_when_what_it_installs_from_changed(tmp_path, monkeypa
     assert noxfile.out_of(["cases/gru", "--out", "reports/gru"], "reports/latest") == "reports/gru"
     assert noxfile.out_of(["--out=x"], "reports/latest") == "x"
     assert noxfile.out_of(["cases"], "reports/latest") == "reports/latest"
+
+
+# -- the ablation's sentences, as the reports show them ---------------------------------------------
+
+def test_a_plain_path_divergence_is_one_cluster_across_families():
+    """The refusal of every LSTMSequence-1 was one cluster per case family (about 12); its sentence
+    names no family, so it is one."""
+    from conformance.run.ablation import _merge
+    cause = "rejects the case: the plain LSTM sequence path diverges, whatever single feature is removed"
+    explained = [((T, "rejected", family, ""), [f"{family}[a=1]"], cause, [], []) for family in
+                 ("lstm/basic", "lstm/layout", "lstm/outputs", "lstm/clip")]
+    (cluster,) = _merge(explained, {}, {T: "rt"})
+    assert cluster["families"] == ["lstm/basic", "lstm/layout", "lstm/outputs", "lstm/clip"] and cluster["size"] == 4
+
+
+def test_a_configuration_cause_names_the_cpu_once_and_a_pinned_target_computing_narrower_names_the_dtype():
+    from conformance.run.ablation import PINNED, _configuration_cause
+    from conformance.runtimes.effective import host
+    default = types.SimpleNamespace(device="CPU", config="default")
+    cause, features = _configuration_cause(default, "bf16", "pass")
+    assert features == ["configuration"] and f"on this CPU ({host().get('cpu')})" in cause
+    assert "avx" not in cause and "fma" not in cause     # not the CPU's flag string (run.json has it)
+    cause, features = _configuration_cause(types.SimpleNamespace(device="CPU", config=PINNED), "f32", None, "float64")
+    assert features == ["dtype"] and cause.startswith("fails whenever the dtype is float64: it computes in f32")
+    assert "no pinned-precision configuration" not in cause
+    assert _configuration_cause(default, "bf16", "fail")[1] == []   # the pinned target's cluster names the cause

@@ -115,7 +115,7 @@ def test_batches_change_no_verdict_and_a_pair_not_passing_in_a_batch_runs_again_
     """A batching runtime (run_many) gets its pairs in batches; a pair that is wrong only inside a
     batch, crashes a batch, or is refused inside one is run again alone, so the verdicts equal
     those of --no-batch, and the records say which pairs were batched and which ran alone."""
-    select = ("cases/gru", "-k", "not sequence_lens", "--spec", "onnx-14", "--timeout", "20", "--jobs", "2", "-q",
+    select = ("cases/gru", "-k", "not sequence_lens", "--spec", "onnx-14", "--timeout", budget_arg(20), "--jobs", "2", "-q",
               "--no-ablation", "--artifacts", "full")
     plugins = [a for name in ("Batching", "WrongInBatch", "CrashInBatch", "RefusesInBatch")
                for a in ("--runtime-plugin", f"tests.plugins:{name}")]
