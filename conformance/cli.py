@@ -203,7 +203,7 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, clu
     from conformance.run.probe import PROBE_TIMEOUT
     from conformance.selection import check_tolerance, select_targets
     console = Console(stderr=False)
-    sliced = bool(expr) or bool(paths) and {Path(p).resolve() for p in paths} != {Path(p).resolve() for p in DEFAULT_CASES}
+    sliced = is_slice(paths, expr)
     paths = paths or tuple(Path(p) for p in DEFAULT_CASES if Path(p).exists())
     if not paths:
         raise click.UsageError("no case paths given and ./cases does not exist")
@@ -300,6 +300,13 @@ class Meanwhile:
         if self._error is not None:
             raise self._error
         return self._value
+
+
+def is_slice(paths, expr: str) -> bool:
+    """Whether a run covers part of the corpus: a -k, or a path inside ./cases (a corpus folder of
+    one's own is whole)."""
+    roots = [Path(p).resolve() for p in DEFAULT_CASES if Path(p).exists()]
+    return bool(expr) or any(r in Path(p).resolve().parents for p in paths for r in roots)
 
 
 def selected(cases, select, expr: str) -> list:

@@ -13,8 +13,11 @@ name the cause excuses it (:meth:`conformance.gate.Expectations.match`). What is
 - **broad**: an entry whose features also cover pairs that pass, with the counts (an entry for
   "reverse" that covers 89 passing bidirectional pairs names a class wider than the defect).
 - **stale**: an entry that covers pairs in this selection, none of them failing: it can go.
-- **idle**: an entry that covers no pair of this selection (a ``-k`` slice, another runtime, a
-  configuration this machine lacks): nothing to say, and not a warning; counted only.
+- **unmatched**: an entry whose targets ran, in a version it names, and that covers no pair: a
+  warning in a run of a whole corpus (a typo, or a stale entry), a note for an entry named by a
+  configuration this machine's targets do not compute in.
+- **idle**: an entry that covers no pair of this selection (a ``-k`` or path slice of the corpus,
+  another runtime, another version): nothing to say, and not a warning; counted only.
 
 docs/architecture.md ("The gate") states the rules; tests/test_gate_audit.py tests them.
 """
@@ -105,7 +108,10 @@ class Audit:
     broad: list = field(default_factory=list)
     #: (entry, pairs it covers here, all passing)
     stale: list = field(default_factory=list)
-    #: entries with no pair in this selection
+    #: entries that cover no pair at all, though their targets ran in a version they name: a typo or
+    #: a stale entry, where the selection is the whole corpus (in a slice, idle like the rest)
+    unmatched: list = field(default_factory=list)
+    #: entries with no pair in this selection (another runtime's, another version's, a slice's)
     idle: int = 0
 
     def lines(self, sliced: bool = False, each: bool = False) -> list[tuple[str, str]]:
@@ -116,6 +122,12 @@ class Audit:
         for entry, cause, n in self.off_cause:
             out.append(("warning", f"expectation at {entry.where} ({entry.reason[:80]}) excuses {n} pair"
                                    f"{'s' if n != 1 else ''} whose cause is not among its features: {cause}"))
+        for entry in self.unmatched if not sliced else ():
+            if entry.config:   # a configuration this machine's targets may simply not have
+                out.append(("note", f"expectation at {entry.where} covers nothing here: no failing pair ran in its "
+                                    f"configuration ({entry.config_text}) on this machine"))
+            else:
+                out.append(("warning", f"expectation at {entry.where} matches nothing ({entry.reason[:80]})"))
         for entry, n in self.stale:
             out.append(("note" if sliced else "warning",
                         f"expectation at {entry.where} covers {n} pair{'s' if n != 1 else ''} here and none fails"
@@ -139,12 +151,14 @@ class Audit:
                 "broad": [{"where": str(e.where), "reason": e.reason, "passing": p, "failing": f}
                           for e, p, f in self.broad],
                 "stale": [{"where": str(e.where), "reason": e.reason, "pairs": n} for e, n in self.stale],
+                "unmatched": [{"where": str(e.where), "reason": e.reason} for e in self.unmatched],
                 "idle": self.idle}
 
 
 def audit(records: list[dict], expectations: Expectations | None, clusters=None) -> Audit:
     """The audit of the gate's entries over the judged ``records`` (see the module's docstring):
-    the pairs of this selection only, so an entry for what did not run is idle, not stale."""
+    the pairs of this selection only, so an entry for what did not run is idle, not stale; one
+    whose targets ran (in a version it names) and that covers nothing is ``unmatched``."""
     result = Audit()
     if expectations is None:
         return result
@@ -174,6 +188,7 @@ def audit(records: list[dict], expectations: Expectations | None, clusters=None)
             for r in recs:
                 if _covers_any_verdict(entry, r):
                     covered[id(entry)]["failing" if r["verdict"] in FAILING else r["verdict"]] += 1
+    ran = {id(e) for e in expectations.unused({r["target"] for r in records})}   # their targets ran
     for entry in expectations.entries:
         if entry.tolerance is not None:
             continue
@@ -182,6 +197,8 @@ def audit(records: list[dict], expectations: Expectations | None, clusters=None)
         if n == 0:
             if sum(seen.values()) and not seen.get("failing"):
                 result.stale.append((entry, sum(seen.values())))
+            elif not sum(seen.values()) and id(entry) in ran:
+                result.unmatched.append(entry)
             else:   # nothing of its class ran here, or another entry excused what it covers
                 result.idle += 1
         elif entry.features and not entry.config and seen.get("pass"):

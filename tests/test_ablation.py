@@ -37,7 +37,7 @@ def test_one_cause_is_one_cluster_whatever_the_values(tmp_path):
     the activations attribute, and each is one cluster naming the activations it was seen with."""
     out = tmp_path / "out"
     conformance("run", ROOT / "cases" / "gru" / "clip.yaml", ROOT / "cases" / "gru" / "activations.yaml",
-                "--spec", "onnx-22", "--runtime", "onnx-reference", "--out", out, "-q", check=1)
+                "--spec", "onnx-22", "--runtime", "onnx-reference", "--out", out, "-q", "--no-expectations", check=1)
     clusters = json.loads((out / "clusters.json").read_text())
     causes = [c["cause"] for c in clusters]
     assert len(causes) == len(set(causes))

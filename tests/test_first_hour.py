@@ -112,15 +112,29 @@ def test_an_entry_whose_features_also_cover_passing_pairs_is_reported_with_the_c
     assert json.loads(json.dumps(checked.to_json()))["broad"][0]["passing"] == 2
 
 
-def test_an_entry_with_nothing_in_the_selection_is_no_warning_and_one_whose_pairs_all_pass_is(tmp_path):
+def test_an_entry_with_nothing_in_a_slice_is_no_warning_and_in_a_whole_corpus_one_that_matches_nothing_is(tmp_path):
     exp = _expectations(tmp_path, _entry("[clip]", "ignores clip") + _entry("[P]", "ignores P")
                         + "  - features: [clip]\n    targets: other-*\n    kind: known-bug\n    reason: elsewhere\n")
     recs = [_rec("lstm/clip[a]", "pass", ["clip"]), _rec("lstm/basic[a]", "pass", [])]
     checked = audit(regate(recs, exp, None, []), exp, [])
-    assert [(e.reason, n) for e, n in checked.stale] == [("ignores clip", 1)] and checked.idle == 2
-    assert checked.lines() == [("warning", f"expectation at {exp.entries[0].where} covers 1 pair here and none "
-                                           f"fails: it can go (ignores clip)")]
-    assert checked.lines(sliced=True)[0][0] == "note"   # a -k slice may have left its failures out
+    assert [(e.reason, n) for e, n in checked.stale] == [("ignores clip", 1)]
+    assert [e.reason for e in checked.unmatched] == ["ignores P"] and checked.idle == 1   # other-*: did not run
+    clip, p = (str(e.where) for e in exp.entries[:2])
+    assert checked.lines() == [("warning", f"expectation at {p} matches nothing (ignores P)"),
+                               ("warning", f"expectation at {clip} covers 1 pair here and none fails: it can go "
+                                           f"(ignores clip)")]
+    # a -k or path slice may have left their pairs out: one note, no warning
+    assert checked.lines(sliced=True) == [("note", f"expectation at {clip} covers 1 pair here and none fails in "
+                                                   f"this selection (ignores clip)")]
+
+
+def test_a_slice_is_a_k_or_a_path_inside_the_corpus(monkeypatch):
+    from conformance.cli import is_slice
+    monkeypatch.chdir(ROOT)
+    assert not is_slice((), "") and not is_slice((Path("cases"),), "")
+    assert not is_slice((ROOT / "tests" / "data" / "cases",), "")   # a corpus of its own is whole
+    assert is_slice((), "reverse") and is_slice((Path("cases/gru"),), "")
+    assert is_slice((Path("cases/gru/basic.yaml"),), "")
 
 
 # -- one default gate ------------------------------------------------------------------------------
