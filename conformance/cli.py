@@ -203,7 +203,7 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, clu
     from conformance.run.probe import PROBE_TIMEOUT
     from conformance.selection import check_tolerance, select_targets
     console = Console(stderr=False)
-    sliced = is_slice(paths, expr)
+    sliced = is_slice(paths, expr, default_gate=not expectation_paths)
     paths = paths or tuple(Path(p) for p in DEFAULT_CASES if Path(p).exists())
     if not paths:
         raise click.UsageError("no case paths given and ./cases does not exist")
@@ -302,11 +302,15 @@ class Meanwhile:
         return self._value
 
 
-def is_slice(paths, expr: str) -> bool:
-    """Whether a run covers part of the corpus: a -k, or a path inside ./cases (a corpus folder of
-    one's own is whole)."""
-    roots = [Path(p).resolve() for p in DEFAULT_CASES if Path(p).exists()]
-    return bool(expr) or any(r in Path(p).resolve().parents for p in paths for r in roots)
+def is_slice(paths, expr: str, default_gate: bool = True) -> bool:
+    """Whether a run covers part of what its expectations were written for: a -k, a path inside
+    ./cases, or, under the default gate (./expectations/, written for ./cases), any other corpus; a
+    corpus of one's own gated on expectations named with --expectations is whole."""
+    roots = {Path(p).resolve() for p in DEFAULT_CASES if Path(p).exists()}
+    resolved = {Path(p).resolve() for p in paths}
+    if expr or any(r in p.parents for p in resolved for r in roots):
+        return True
+    return default_gate and bool(resolved) and resolved != roots
 
 
 def selected(cases, select, expr: str) -> list:
