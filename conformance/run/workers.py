@@ -70,6 +70,18 @@ POLL_S = 0.25          # how often memory is read while jobs run
 
 
 
+def late_verdict(held: int | None, limit: int | None, timeout: float, late: bool = True) -> tuple[str, str] | None:
+    """What a busy worker that has not answered is: ``crash`` when it holds more than the memory
+    limit (read first, so a runaway a slow poll catches only after its deadline is still named for
+    its memory), ``timeout`` when its deadline has passed (``late``), else None (still working)."""
+    if limit and held is not None and held > limit:
+        return "crash", (f"memory limit: the worker held {fmt_bytes(held)}, more than the limit of "
+                         f"{fmt_bytes(limit)}; worker killed (--memory-limit raises it)")
+    if late:
+        return "timeout", f"no answer within {timeout:g} s; worker killed"
+    return None
+
+
 @dataclass
 class Job:
     key: object                 # caller's handle, returned with the outcome
@@ -348,14 +360,12 @@ class Pool:
                                   said[0] if said else "", again, artefacts=made)
                 elif w.proc.sentinel in ready or not w.proc.is_alive():
                     yield self._replace(w, "crash", self._crash_text(w))
-                elif time.monotonic() >= w.deadline:
-                    yield self._replace(w, "timeout", f"no answer within {w.job.timeout:g} s; worker killed")
-                elif polling:
-                    held = resident_bytes(w.proc.pid)
-                    if held is not None and held > self.memory_limit:
-                        yield self._replace(w, "crash", f"memory limit: the worker held {fmt_bytes(held)}, "
-                                                        f"more than the limit of {fmt_bytes(self.memory_limit)}; "
-                                                        f"worker killed (--memory-limit raises it)")
+                else:
+                    late = time.monotonic() >= w.deadline
+                    held = resident_bytes(w.proc.pid) if self.memory_limit and (late or polling) else None
+                    verdict = late_verdict(held, self.memory_limit, w.job.timeout, late)
+                    if verdict is not None:
+                        yield self._replace(w, *verdict)
             if polling:
                 self._polled = time.monotonic()
 
