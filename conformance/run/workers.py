@@ -124,6 +124,7 @@ class _Worker:
         self.job: Job | None = None
         self.next: Job | None = None  # sent ahead: the worker starts it as soon as it answers ``job``
         self.started = False          # the worker said it started ``job`` (so it has read it from the pipe)
+        self.ahead = False            # ``job`` was sent ahead (the worker was built before it came)
         self.deadline = 0.0
 
     def output(self) -> str:
@@ -132,7 +133,7 @@ class _Worker:
         return printed(self.log)
 
     def send(self, job: Job) -> None:
-        self.job = job
+        self.job, self.ahead = job, False
         # building a runtime (its imports) may take a while on a busy machine: it gets its own,
         # generous limit; the job's timeout starts when the worker says the call has started
         self.deadline = time.monotonic() + job.timeout + (BUILD_TIMEOUT if job.kind in RUNTIME_KINDS else 0)
@@ -165,7 +166,7 @@ class _Worker:
     def advance(self) -> None:
         """The answer to ``job`` is in: the job sent ahead, if any, is the one running now (its
         limit starts again when the worker says it has started)."""
-        self.job, self.next, self.started = self.next, None, False
+        self.job, self.next, self.started, self.ahead = self.next, None, False, self.next is not None
         if self.job is not None:
             self.deadline = time.monotonic() + self.job.timeout + BUILD_TIMEOUT
 
@@ -212,6 +213,7 @@ class Pool:
         self._logs = tempfile.TemporaryDirectory(prefix="conformance-workers-")
         self._spawned = 0
         self.sent_ahead = 0   # jobs sent to a busy worker ahead of its answer (_send_ahead)
+        self._retried: dict[int, Job] = {}  # jobs sent ahead to a worker that died before starting them (held)
         self._idle_budget = (_total_memory() or 8 << 30) // IDLE_SHARE
 
     def submit(self, job: Job) -> None:
@@ -341,7 +343,7 @@ class Pool:
                     try:
                         status, value, error, detail, elapsed, effective, describe, again, made, *said = w.conn.recv()
                     except Exception:  # noqa: BLE001 - EOF, or an answer that does not unpickle
-                        yield self._replace(w, "crash", self._crash_text(w))
+                        yield from self._replace(w, "crash", self._crash_text(w))
                         continue
                     if status == "started":  # the runtime is built: the call's own timeout starts
                         w.deadline = time.monotonic() + w.job.timeout
@@ -359,13 +361,13 @@ class Pool:
                     yield Outcome(job.key, status, value, error, detail, elapsed, effective, describe,
                                   said[0] if said else "", again, artefacts=made)
                 elif w.proc.sentinel in ready or not w.proc.is_alive():
-                    yield self._replace(w, "crash", self._crash_text(w))
+                    yield from self._replace(w, "crash", self._crash_text(w))
                 else:
                     late = time.monotonic() >= w.deadline
                     held = resident_bytes(w.proc.pid) if self.memory_limit and (late or polling) else None
                     verdict = late_verdict(held, self.memory_limit, w.job.timeout, late)
                     if verdict is not None:
-                        yield self._replace(w, *verdict)
+                        yield from self._replace(w, *verdict)
             if polling:
                 self._polled = time.monotonic()
 
@@ -379,7 +381,11 @@ class Pool:
                 return f"worker died from signal {-code}"
         return f"worker exited with status {code}"
 
-    def _replace(self, w: _Worker, status: str, text: str) -> Outcome:
+    def _replace(self, w: _Worker, status: str, text: str):
+        """The busy worker ``w`` killed and forgotten; its job's Outcome (``status``), yielded. A job
+        sent ahead that the worker had not started when it died (it died between answering its
+        previous job and starting this one: a runtime's late crash, at exit or in a destructor) is
+        not charged: it runs again, first, once (``_retried``)."""
         job = w.job
         assert job is not None  # only a busy worker is replaced
         w.kill()
@@ -395,7 +401,12 @@ class Pool:
                 os.unlink(w.log)
             except OSError:
                 pass
-        return Outcome(job.key, status, error=text, output=output)
+        if status == "crash" and w.ahead and not w.started and id(job) not in self._retried:
+            self._retried[id(job)] = job
+            self._queue.insert(0, job)
+            self._queued[job.binding] += 1
+            return
+        yield Outcome(job.key, status, error=text, output=output)
 
     def close(self) -> None:
         if self._closed:
