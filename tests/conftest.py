@@ -52,19 +52,37 @@ def _own_case_cache(tmp_path_factory):
     patch.undo()
 
 
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
+    # the hang guard (pytest-timeout, pyproject.toml) is a bound on a hang, not a speed test: scaled
+    # by how loaded the machine is as the session starts (tests/calibration.py)
+    from tests.calibration import slowdown
+    guard = float(config.getini("timeout") or 0) * slowdown() if config.pluginmanager.hasplugin("timeout") else 0
     for item in items:
         if Path(str(item.fspath)).stem in SLOW_MODULES or item.originalname in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
+        if guard and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(guard))
+
+
+#: what a test of the plain form's machinery asks of `conformance run` and `fuzz`: the targets in the
+#: default execution form (docs/forms.md); a test that names a --config chooses its own, and the forms
+#: have tests of their own (tests/test_forms*.py)
+PLAIN_FORM = ("--config", "forms=default")
 
 
 def conformance(*args, env=None, check=None, timeout=600) -> subprocess.CompletedProcess:
     """The real CLI in a subprocess, from the repository's root, as a user runs it; ``check`` is the
-    exit status it must give (the output is shown when it does not)."""
+    exit status it must give (the output is shown when it does not). ``run`` and ``fuzz`` without a
+    ``--config`` run the plain targets (:data:`PLAIN_FORM`). ``timeout`` bounds a hang: its seconds on
+    an idle machine, scaled by the load now (tests/calibration.py)."""
+    from tests.calibration import budget
     full_env = dict(os.environ, PYTHONPATH=str(ROOT))
     full_env.update(env or {})
+    args = tuple(args)
+    if args and args[0] in ("run", "fuzz") and "--config" not in args:
+        args += PLAIN_FORM
     proc = subprocess.run([sys.executable, "-m", "conformance", *map(str, args)], cwd=ROOT, capture_output=True,
-                          text=True, env=full_env, timeout=timeout, check=False)
+                          text=True, env=full_env, timeout=budget(timeout), check=False)
     if check is not None:
         assert proc.returncode == check, proc.stdout + proc.stderr
     return proc

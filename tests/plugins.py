@@ -85,16 +85,24 @@ class Hang:
 
 
 class OnlyOnce:
-    """onnxruntime that records each call (and can be slowed down), to check that a resumed run
-    does not redo finished pairs."""
+    """onnxruntime that records each call, to check that a resumed run does not redo finished pairs.
+
+    It can be held, so a test knows what a run has done when it acts, without racing it: while the
+    file ``CONFORMANCE_TEST_HOLD`` exists, a call waits, once ``CONFORMANCE_TEST_HOLD_AFTER`` calls
+    (default 0) are recorded in ``CONFORMANCE_TEST_CALLS``."""
 
     name = "counting-ort"
     format = "onnx"
 
     def run(self, model: bytes, feeds):
         import os
-        time.sleep(float(os.environ.get("CONFORMANCE_TEST_DELAY", "0")))
         path = os.environ.get("CONFORMANCE_TEST_CALLS")
+        hold = os.environ.get("CONFORMANCE_TEST_HOLD")
+        if hold:
+            after = int(os.environ.get("CONFORMANCE_TEST_HOLD_AFTER", "0"))
+            done = len(open(path).read().splitlines()) if path and os.path.exists(path) else 0
+            while done >= after and os.path.exists(hold):
+                time.sleep(0.05)
         if path:
             with open(path, "a") as f:
                 f.write("call\n")

@@ -96,19 +96,26 @@ def pinned_sibling(target, targets):
                  == (target.runtime, target.version, target.device, target.spec, target.format)), None)
 
 
-def _configuration_cause(target, precision: str, pinned_verdict: str | None) -> str:
-    """'fails only in the default configuration, which computes in bf16 on this CPU (AMD EPYC): ...'"""
-    from conformance.runtimes.effective import describe_host, host
-    where = f"on this CPU ({describe_host(host())})" if target.device == "CPU" else f"on {target.device}"
+def _configuration_cause(target, precision: str, pinned_verdict: str | None, dtype: str = "") -> tuple[str, list]:
+    """(cause, features): 'fails only in the default configuration, which computes in bf16 on this
+    CPU (AMD EPYC): ...', ["configuration"]. The CPU is named by its model (run.json and the
+    report's target list have its flags). Where the precision is pinned to the model's type and it
+    still computes narrower (float64 in f32), the cause is the dtype, not the configuration; where
+    the pinned configuration fails too, the configuration is not the cause either."""
+    from conformance.runtimes.effective import host
+    where = f"on this CPU ({host().get('cpu') or '?'})" if target.device == "CPU" else f"on {target.device}"
+    if target.config == PINNED:
+        return (f"fails whenever the dtype is {dtype or '?'}: it computes in {precision} {where} even with the "
+                f"precision pinned to the model's type (within the {precision} bound)", ["dtype"])
     head = (f"fails only in the {target.config} configuration, which computes in {precision} {where}: "
             f"within the {precision} bound")
     if pinned_verdict is None:
-        return head + " (no pinned-precision configuration to compare with)"
+        return head + " (no pinned-precision configuration to compare with)", ["configuration"]
     if pinned_verdict in CLEAN:
-        return head + ", and passes with the precision pinned"
+        return head + ", and passes with the precision pinned", ["configuration"]
     return (f"fails in both configurations: in the {target.config} one it is within the {precision} bound it "
             f"computes in {where}, and with the precision pinned it is {pinned_verdict} too (the pinned "
-            f"target's cluster names the cause)")
+            f"target's cluster names the cause)"), []
 
 
 def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budget: int = 1500,
@@ -191,7 +198,7 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
                 pair_index[v.id] = (a, b)
                 pair_variants.append(v)
         pairs = _run(pair_variants, target, pool, folder, timeout, deadline) if pair_variants else {}
-        for key, ids, case, present, results in pair_plans:
+        for key, ids, case, _present, results in pair_plans:
             if any(vid not in pairs for vid in pair_index if vid.startswith(case.id + "~")):
                 explained.append((key, ids, out_of_time, [], results))
                 continue
@@ -205,12 +212,9 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
                 cause = (f"{VERB[key[1]]} whenever {a.sentence(case)} or {b.sentence(case)} "
                          f"(removing either alone is not enough)" + _beyond(key, records))
                 features = [a.name, b.name]
-            else:
-                kept = ", ".join(f.name for f in present) or "no optional feature"
-                cause = (f"{VERB[key[1]]} even with any single feature removed ({kept}): the plain "
-                         f"{case.op} {case.form} path diverges" if present else
-                         f"{VERB[key[1]]} on the plain {case.op} {case.form} path (no optional feature to remove)"
-                         ) + _beyond(key, records)
+            else:   # one sentence per op and form, whatever the family had to remove: one cluster
+                cause = (f"{VERB[key[1]]}: the plain {case.op} {case.form} path diverges, whatever single feature "
+                         f"is removed") + _beyond(key, records)
                 features = []
             explained.append((key, ids, cause, features, results))
     clusters = _merge(explained, cases_by_id, {t.id: t.runtime_family for t in targets})
@@ -304,10 +308,10 @@ def _ablate_configuration(within, target, targets, cases_by_id, records, pool, f
         pinned = verdicts.get(ids[0]) if sibling is not None else None
         if sibling is not None and pinned is None:
             pinned = "not run (the ablation budget was spent)"
-        cause = _configuration_cause(target, precision, pinned)
+        cause, features = _configuration_cause(target, precision, pinned, cases_by_id[ids[0]].dtype)
         results = [] if sibling is None else [{"case": ids[0], "feature": "configuration",
                                                "change": sibling.config_label, "verdict": pinned}]
-        explained.append((key, ids, cause, ["configuration"], results))
+        explained.append((key, ids, cause, features, results))
     return ran
 
 
@@ -333,15 +337,15 @@ def _fair_quota(by_target: dict, cases_by_id: dict, budget: int) -> dict:
 def _merge(explained, cases_by_id: dict | None = None, family_of_target: dict | None = None) -> list[dict]:
     """One cluster per (runtime family, verdict, cause), merged across spec versions, devices and
     configurations: the targets it shows on are listed (``targets``, and ``cases_by_target``: which
-    of its cases failed where). The sentences name no values (clip 0.5, Elu), so one cause is one
-    cluster; the activations a cluster's cases use are listed beside it. A cause that names no
-    feature (the plain path diverges) is one per case family. ``target`` is the first target, for
+    of its cases failed where). The sentences name no values (clip 0.5, Elu) and no case family, so
+    one cause is one cluster (a refusal of every LSTMSequence-1 is one cluster, not one per family);
+    the activations a cluster's cases use are listed beside it. ``target`` is the first target, for
     readers of the one-target clusters written before."""
     family_of_target = family_of_target or {}
     merged: dict[tuple[str, str, str], dict[str, Any]] = {}
     for (target, verdict, family, _), ids, cause, features, results in explained:
         runtime = family_of_target.get(target) or target.split("/", 1)[0]
-        key = (runtime, verdict, cause if features else f"{family}: {cause}")
+        key = (runtime, verdict, cause)
         c = merged.setdefault(key, {"runtime": runtime, "verdict": verdict, "cause": cause, "features": features,
                                     "families": [], "cases": [], "targets": [], "cases_by_target": {},
                                     "ablations": []})

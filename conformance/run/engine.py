@@ -106,9 +106,17 @@ class RunSummary:
         return any(self.counts[v] for v in FAILING)
 
 
-def repro(case, target) -> str:
+def repro(case, target, targets=()) -> str:
+    """The command that runs this one pair again: its case, runtime, device and spec, and, where
+    ``targets`` (the run's) hold other configurations of that runtime and device, its own (``--config
+    precision=pinned``, or ``precision=default`` for the default), so it reruns one configuration."""
+    from conformance.selection import config_selecting
     cmd = ["conformance", "run", case.file or ".", "-k", case.id, "--runtime", target.runtime,
            "--device", target.device, "--spec", target.spec]
+    config = config_selecting(target.config, [t.config for t in targets if t.runtime == target.runtime
+                                              and t.device == target.device and t.spec == target.spec])
+    if config:
+        cmd += ["--config", config]
     if target.plugin:
         cmd += ["--runtime-plugin", target.ref.path]
     if getattr(target, "converter", ""):  # a converter target (conformance/converters/): its converter and form
@@ -478,7 +486,7 @@ class Engine:
         _, digest, tokens = self._facts_of(case)
         record = Record.of(case, target, SPECS.get(target.spec), tokens, self.pair_digest(case, target, digest, tokens),
                            digest)
-        record.verdict, record.message, record.repro = verdict, message, repro(case, target)
+        record.verdict, record.message, record.repro = verdict, message, repro(case, target, self.targets)
         extra = dict(extra or {})
         for name in ("max_abs_err", "max_ulp", "tolerance"):
             if name in extra:

@@ -246,6 +246,11 @@ def _as_arrays(returned) -> list:
     import numpy as np
     if isinstance(returned, (str, bytes, dict)) or not hasattr(returned, "__iter__"):
         raise TypeError(f"expected a list of arrays, got {type(returned).__name__}")
+    returned = list(returned)
+    for k, x in enumerate(returned):   # np.asarray would make it float64, and the verdict blame the dtype
+        if isinstance(x, (list, tuple)):
+            raise TypeError(f"output {k} is a Python {type(x).__name__}, not an array; a runtime returns numpy "
+                            f"arrays of the model's type (README, \"Writing a runtime plugin\")")
     return [np.asarray(x) for x in returned]
 
 

@@ -51,6 +51,32 @@ BUILTIN = {
 }
 
 
+#: the package a built-in adapter needs, as a skipped runtime's reason names it (the error alone
+#: names an inner module: MNN's converter is `_tools`), and the extra that installs it
+PACKAGES = {
+    "conformance.runtimes.tract": ("tract", "engines"),
+    "conformance.runtimes.mnn": ("MNN", "engines"),
+    "conformance.runtimes.iree": ("iree-base-compiler and iree-base-runtime", "engines"),
+    "conformance.runtimes.tvm": ("apache-tvm", "engines"),
+    "conformance.runtimes.torch": ("torch", "runtimes"),
+    "conformance.runtimes.openvino": ("openvino", "runtimes"),
+    "conformance.runtimes.openvino_ir": ("openvino", "runtimes"),
+    "conformance.runtimes.openvino_memory": ("openvino", "runtimes"),
+    "conformance.runtimes.onnxruntime": ("onnxruntime", "runtimes"),
+    "conformance.runtimes.reference": ("onnx", "runtimes"),
+}
+
+
+def not_installed(module_name: str, exc: ImportError) -> str:
+    """Why a built-in runtime is missing, naming its package: "MNN is not installed here (No module
+    named '_tools'); the `engines` extra installs it"."""
+    package, extra = PACKAGES.get(module_name, ("", ""))
+    if not package:
+        return f"not installed here ({exc})"
+    return (f"{package} {'are' if ' and ' in package else 'is'} not installed here ({exc}); the `{extra}` extra "
+            f"installs {'them' if ' and ' in package else 'it'}: pip install -c constraints.txt -e \".[{extra}]\"")
+
+
 def builtin_modules(wanted=None) -> list[str]:
     """The built-in adapter modules providing one of the ``wanted`` runtimes (all by default)."""
     return [m for m, names in BUILTIN.items() if not wanted or set(names) & set(wanted)]
@@ -62,7 +88,7 @@ def builtin_targets(module_name: str, specs_by_format: dict) -> tuple[list[Targe
         module = importlib.import_module(module_name)
         found, gaps = module.targets(specs_by_format)
     except ImportError as exc:
-        return [], [Skipped(module_name.rsplit(".", 1)[1], f"not installed here ({exc})")]
+        return [], [Skipped(module_name.rsplit(".", 1)[1], not_installed(module_name, exc))]
     return list(found), [Skipped(*gap) for gap in gaps]
 
 

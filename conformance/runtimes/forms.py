@@ -77,8 +77,8 @@ CONFIGURATIONS: tuple[dict[str, str], ...] = (
 def pairs(config: str) -> dict[str, str]:
     """KEY=VALUE items of a configuration (``default`` and the measured part after ``→`` left out)."""
     found: dict[str, str] = {}
-    for item in config.split("→", 1)[0].replace(",", "/").split("/"):
-        key, eq, value = item.strip().partition("=")
+    for item in config.replace(",", "/").split("/"):
+        key, eq, value = item.split("→", 1)[0].strip().partition("=")
         if eq and key.strip():
             found[key.strip()] = value.strip()
     return found
