@@ -9,7 +9,10 @@ exporter and breaks its output in one known way, the way a converter's bug does:
 - :data:`NO_PROJECTION` writes an LSTM with a projection as one without: W_hh·W_hr folded into the
   recurrent weights and the outputs hidden_size wide, the projection dropped;
 - :data:`INVALID_NODE` writes a recurrent node whose hidden_size is a string (onnx.checker: a mismatched
-  attribute type).
+  attribute type);
+- :data:`TRIES_TO_INSTALL` runs ``pip install`` before it converts, as MNN's mnnconvert script does
+  (an ONNX-to-ONNX converter that otherwise writes the program unchanged): in the worker, which finds
+  no package index, pip fails and the converter refuses with pip's message (docs/isolation.md).
 
 Use: ``conformance run cases/... --converter tests.converter_doubles:WRONG_LBR``.
 """
@@ -111,6 +114,24 @@ def invalid_node(program, feeds, options) -> Written:
     return _patched(torchscript(program, feeds, options), change)
 
 
+#: what TRIES_TO_INSTALL asks pip for: a small pure-Python package the suite does not depend on
+PACKAGE = "pyjokes"
+
+
+def tries_to_install(model: bytes, feeds, options) -> Written:
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-cache-dir", PACKAGE],
+                          capture_output=True, text=True, timeout=300, check=False)
+    if done.returncode != 0:
+        said = (done.stderr.strip() or done.stdout.strip()).splitlines()
+        raise RuntimeError(f"pip install {PACKAGE} failed: {said[-1] if said else done.returncode}")
+    import onnx
+    proto = onnx.load_from_string(model)
+    inputs = [i.name for i in proto.graph.input if i.name not in {t.name for t in proto.graph.initializer}]
+    return Written(model, "onnx", {"model.onnx": model}, inputs)
+
+
 def _double(name: str, function: str, meaning: str) -> Converter:
     return Converter(name, "torch", "torch", "onnx", f"tests.converter_doubles:{function}", OPTIONS,
                      meaning=meaning, ref=f"tests.converter_doubles:{name.upper().replace('-', '_')}",
@@ -121,3 +142,6 @@ WRONG_LBR = _double("wrong-lbr", "wrong_lbr", "test double: the TorchScript expo
 FROZEN = _double("frozen", "frozen", "test double: the TorchScript exporter, dynamic axes ignored")
 NO_PROJECTION = _double("no-projection", "no_projection", "test double: an LSTM projection folded away")
 INVALID_NODE = _double("invalid-node", "invalid_node", "test double: a recurrent node whose hidden_size is a string")
+TRIES_TO_INSTALL = Converter("tries-to-install", "onnx", "onnx", "onnx", "tests.converter_doubles:tries_to_install",
+                             ({"from": 14},), meaning="test double: runs pip install, then writes the program as it is",
+                             ref="tests.converter_doubles:TRIES_TO_INSTALL")

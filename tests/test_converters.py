@@ -53,7 +53,9 @@ def test_a_converter_that_writes_linear_before_reset_wrong_is_wrong_and_named(tm
 
 
 def test_a_converter_that_freezes_the_sequence_length_shows_at_the_other_lengths(tmp_path):
+    # the plain target and its shape=dynamic form (the tests' runs select the plain targets otherwise)
     _, records, clusters = _run(tmp_path, ["cases/torch/gru_layers.yaml"], "tests.converter_doubles:FROZEN",
+                                "--config", "forms=default", "--config", "shape=dynamic",
                                 k="num_layers=2 and forward and bias=True")
     by_config = {r["config"]: r for r in records}
     assert by_config["default"]["verdict"] == "pass"           # at the traced shape it is right
@@ -111,6 +113,48 @@ def test_the_runtimes_own_limit_is_not_blamed_on_the_converter(tmp_path):
     assert records and all(r["verdict"] == "rejected" and r["effective"]["stage"] == "runtime" for r in records)
     assert clusters and all("fails the suite's own translation (onnx-14) too" in c["cause"] and
                             c["cause"].endswith("the runtime's cause") for c in clusters)
+
+
+# -- the environment a run leaves ------------------------------------------------------------------
+
+def _installed() -> set[tuple[str, str]]:
+    from importlib import metadata
+    return {(d.metadata["Name"], d.version) for d in metadata.distributions()}
+
+
+@needs_extra
+def test_a_converter_run_leaves_the_environment_as_it_was(tmp_path):
+    """Converters run through their library entry points in the runtime's worker, which finds no
+    package index: a converter that runs ``pip install`` (as MNN's mnnconvert script does) is refused
+    with pip's failure, the real ONNX-to-ONNX converters beside it still run, and the installed
+    packages are the same after the run as before it."""
+    from tests.converter_doubles import PACKAGE
+    before = _installed()
+    assert PACKAGE not in {name for name, _ in before}, f"{PACKAGE} is installed here: the test cannot tell"
+    _, records, _ = _run(tmp_path, ["cases/lstm/basic.yaml"], "onnx", "--converter",
+                         "tests.converter_doubles:TRIES_TO_INSTALL", "--no-ablation", "--spec", "onnx-14",
+                         k="forward")
+    tried = [r for r in records if r["converter"].startswith("tries-to-install")]
+    assert tried and all(r["verdict"] == "rejected" and r["effective"]["stage"] == "converter" for r in tried)
+    assert all(f"pip install {PACKAGE} failed" in r["message"] and
+               ("no matching distribution" in r["message"].lower() or "could not find" in r["message"].lower())
+               for r in tried), tried[0]["message"]
+    real = [r for r in records if not r["converter"].startswith("tries-to-install")]
+    assert {r["converter"].split("-")[0] for r in real} >= {"onnx.version_converter", "onnxsim"}
+    assert any(r["verdict"] == "pass" for r in real)
+    assert _installed() == before
+
+
+def test_converter_targets_are_not_sent_to_a_cluster(tmp_path):
+    """Converter targets are made on this machine: --cluster with --converter is a usage error (status
+    2) that says so, before any cluster is opened."""
+    for command in ("run", "fuzz"):
+        args = [command, "--converter", "all", "--cluster", "local", "--out", tmp_path / command]
+        if command == "fuzz":
+            args += ["--budget", "1s"]
+        proc = conformance(*args)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert "--converter runs on this machine" in proc.stderr
 
 
 # -- ids, selection, the report, the gate ------------------------------------------------------------
