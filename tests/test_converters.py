@@ -238,6 +238,27 @@ def test_the_onnx_transforms_run_the_suites_own_programs(tmp_path):
     assert all(r["effective"]["converter_version"] for r in records)
 
 
+@needs_extra
+def test_float16_conversion_is_judged_in_the_precision_it_declares(tmp_path):
+    """float16 conversion rounds the weights to float16 by design: the pair is judged against float32
+    (the model's type) and again in f16, which the converter declares; the shipped gate covers it only
+    where it is right for f16 (within: declared), and an LSTM of float64 (which it leaves alone) is
+    judged as float64."""
+    out, records, _ = _run(tmp_path, ["cases/gru/activation_alpha_beta.yaml"], "onnxconverter", "--no-ablation",
+                           "--expectations", ROOT / "expectations")
+    assert records
+    for r in records:
+        assert r["effective"]["precision"] == "f16" and r["effective"]["source"] == "declared by the converter for this call"
+        assert r["declared"]["precision"] == "f16" and r["declared"]["verdict"] == "pass", r["declared"]
+    assert any(r["verdict"] == "fail" for r in records)  # against float32 it is off: the weights are float16
+    assert all(r["gate"] in ("expected", "ok") for r in records), {r["gate"] for r in records}
+    case = tmp_path / "lstm64.yaml"
+    case.write_text("op: LSTM\nattributes: {hidden_size: 3}\ndtype: float64\n"
+                    "shape: {seq_length: 3, batch_size: 2, input_size: 2}\ninputs: {B: random}\n")
+    _, wide, _ = _run(tmp_path / "64", [case], "onnxconverter", "--no-ablation")
+    assert wide and all(r["effective"]["precision"] == "f64" and r["verdict"] == "pass" for r in wide)
+
+
 # -- the fuzzer ---------------------------------------------------------------------------------------
 
 def test_the_fuzzer_draws_the_frameworks_axes_and_a_converter():
@@ -248,11 +269,11 @@ def test_the_fuzzer_draws_the_frameworks_axes_and_a_converter():
 
     from hypothesis import HealthCheck, given, settings
 
+    import oracles
     from conformance.fuzz.examiner import runs_in
     from conformance.fuzz.strategies import Scope, valid_cases
     from conformance.runtimes.base import RuntimeRef, Target
     from conformance.specs import SPECS, NotExpressible
-    import oracles
     seen: dict = {"num_layers": 0, "proj_size": 0, "dropout": 0, "unbatched": 0, "converter": set()}
 
     @settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))

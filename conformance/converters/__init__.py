@@ -50,6 +50,11 @@ class Converter:
     #: (the program loaded once and run at the case's shape and two others, where a frozen dimension shows;
     #: conformance/runtimes/forms.py)
     dynamic: tuple[dict[str, Any], ...] = ()
+    #: the precision the converter declares the model it writes in, where it narrows the program's type
+    #: by design (float16 conversion: "f16"). A converted model holding tensors of that type is judged
+    #: in it (the record's ``effective.precision``, "declared by the converter"), not as the float32 it
+    #: was: the rounding the converter means is no divergence (docs/converters.md)
+    declares: str = ""
 
     def label(self, version: str, options: dict[str, Any]) -> str:
         """``torch.onnx-dynamo-2.13.0(opset=18)``: the part of a target id before the arrow."""
@@ -80,7 +85,7 @@ CONVERTERS: tuple[Converter, ...] = (
     Converter("onnxconverter-common.float16", "onnxconverter-common", "onnx", "onnx",
               "conformance.converters.onnx_transforms:float16", ({"from": 14, "keep_io_types": True},),
               meaning="onnxconverter_common.float16.convert_float_to_float16(keep_io_types=True): the model's "
-                      "float32 tensors and arithmetic in float16, its inputs and outputs float32"),
+                      "float32 tensors and arithmetic in float16, its inputs and outputs float32", declares="f16"),
     Converter("onnxsim", "onnxsim", "onnx", "onnx", "conformance.converters.onnx_transforms:simplify",
               ({"from": 14},), meaning="onnxsim.simplify: constant folding and graph simplifications"),
 )

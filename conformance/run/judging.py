@@ -37,8 +37,9 @@ def effective_of(case, target, reported: dict) -> dict:
     reported = dict(reported or {})
     reported.pop("path", None)  # the record's own field (``path``)
     precision = reported.pop("precision", "")
+    declared_by = reported.pop("precision_declared_by", "the runtime")  # or the converter (docs/converters.md)
     if precision in BY_NAME:
-        source = "declared by the runtime for this call"
+        source = f"declared by {declared_by} for this call"
     elif case.dtype == "float32" and target.precision:
         precision, source = target.precision, "measured by the arithmetic probe"
     else:

@@ -35,6 +35,15 @@ import numpy as np
 from conformance.runtimes.base import RuntimeRejected
 
 
+def _holds(model: bytes, precision: str) -> bool:
+    """Whether the ONNX ``model`` holds a tensor (an initializer) of ``precision``'s type."""
+    import onnx
+
+    from conformance.runtimes.effective import BY_NAME
+    wanted = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(BY_NAME[precision].dtype))
+    return any(t.data_type == wanted for t in onnx.load_from_string(model).graph.initializer)
+
+
 def converter_version(name: str) -> str:
     from conformance.converters import resolve
     package = resolve(name).package
@@ -93,6 +102,7 @@ class Converted:
             found["stage"] = self._stage
         if self.inner is not None:
             found.update(self.inner.effective() if self.inner._session is not None else {})
+            found.update({k: v for k, v in self._facts.items() if k.startswith("precision")})  # the converter's word
         elif self._compiled is not None:
             from conformance.runtimes.effective import parse
             hint = str(self._compiled.get_property("INFERENCE_PRECISION_HINT"))
@@ -126,6 +136,8 @@ class Converted:
                 from None
         self._files.update({f"output.{name}": data for name, data in written.files.items()})
         self._facts = {"converted_sha256": hashlib.sha256(b"".join(written.files.values())).hexdigest()[:16]}
+        if self.converter.declares and written.format == "onnx" and _holds(written.model, self.converter.declares):
+            self._facts.update(precision=self.converter.declares, precision_declared_by="the converter")
         if written.format == "onnx":
             import onnx
             try:
