@@ -99,6 +99,8 @@ def test_a_refusal_names_the_converter_stage(tmp_path):
     assert {r["converter"] for r in records} == {f"torch.onnx-torchscript-2.13.0(opset={n})" for n in (14, 17, 20)}
     assert all(r["verdict"] == "rejected" and r["effective"]["stage"] == "converter" for r in records)
     assert all("LSTMs with projections" in r["message"] for r in records)
+    assert all(r["gate"] == "expected" and "converters.yaml" in r["expected"]["where"] for r in records), \
+        [(r["gate"], r.get("expected")) for r in records]  # the shipped gate knows it (expectations/converters.yaml)
     assert any("the converter refuses it (SymbolicValueError: Unsupported: ONNX export of operator LSTM, LSTMs "
                "with projections" in c["cause"] for c in clusters)
 
@@ -113,6 +115,17 @@ def test_the_runtimes_own_limit_is_not_blamed_on_the_converter(tmp_path):
     assert records and all(r["verdict"] == "rejected" and r["effective"]["stage"] == "runtime" for r in records)
     assert clusters and all("fails the suite's own translation (onnx-14) too" in c["cause"] and
                             c["cause"].endswith("the runtime's cause") for c in clusters)
+
+
+def test_every_shipped_converter_finding_names_a_script_that_exists():
+    """Each entry of expectations/converters.yaml that names a standalone script (docs/repro/) names one
+    that is there, and each of the findings table's scripts in docs/converters.md is there."""
+    import re
+    text = (ROOT / "expectations" / "converters.yaml").read_text() + (ROOT / "docs" / "converters.md").read_text()
+    named = set(re.findall(r"docs/repro/(\w+\.py)", text)) | set(re.findall(r"`(\w+\.py)`", text))
+    assert len(named) >= 8
+    assert all((ROOT / "docs" / "repro" / name).is_file() for name in named), \
+        sorted(n for n in named if not (ROOT / "docs" / "repro" / n).is_file())
 
 
 # -- the environment a run leaves ------------------------------------------------------------------
