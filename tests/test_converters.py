@@ -225,6 +225,19 @@ def test_the_converters_table_counts_each_outcome():
 # -- the real converters -----------------------------------------------------------------------------
 
 @needs_extra
+def test_a_trimmed_passing_pair_still_counts_in_the_converters_table():
+    """--artifacts failing (the default) trims a passing pair to its summary line: it keeps its converter,
+    so the converters × features table still counts it as a pass."""
+    from conformance.report.artifacts import summarize
+    from conformance.report.converters import build
+    record = {"case": "torch/x", "target": "torch.onnx-dynamo-2.13.0(opset=18) → onnxruntime-1.32.0/CPU@torch",
+              "runtime": "onnxruntime", "runtime_version": "1.32.0", "config": "default", "expect": "valid",
+              "converter": "torch.onnx-dynamo-2.13.0(opset=18)", "features": ["num_layers=2"], "verdict": "pass",
+              "gate": "ok", "effective": {"converter": "torch.onnx-dynamo", "precision": "f32"}, "message": "ok"}
+    table = build([summarize(record)])
+    assert table["columns"] and dict(table["rows"])["every valid case"][table["columns"][0]]["pass"] == 1
+
+
 def test_the_real_converters_are_targets_with_their_versions_and_options(tmp_path):
     proc = conformance("list", "--targets", "--converter", "all", check=0)
     ids = [line.split("\t")[0] for line in proc.stdout.splitlines() if "→" in line]

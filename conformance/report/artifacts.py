@@ -34,7 +34,7 @@ MODES = ("failing", "full")
 #: what every summary line keeps: the pair, its target, its verdict and what the gate, a baseline,
 #: the resume index and the report's index page read
 SUMMARY = ("case", "target", "spec", "spec_family", "runtime", "runtime_family", "runtime_version", "device",
-           "config", "target_precision", "plugin", "op", "expect", "features", "pair_digest", "verdict",
+           "config", "converter", "target_precision", "plugin", "op", "expect", "features", "pair_digest", "verdict",
            "ratio", "max_abs_err", "max_ulp", "reading", "gate", "elapsed_s")
 #: kept even where they are null: a reader of any line may index them
 ALWAYS = ("max_abs_err", "max_ulp")

@@ -120,7 +120,9 @@ def repro(case, target, targets=()) -> str:
     if target.plugin:
         cmd += ["--runtime-plugin", target.ref.path]
     if getattr(target, "converter", ""):  # a converter target (conformance/converters/): its converter and form
-        cmd += ["--converter", dict(target.ref.kwargs).get("converter", target.family), "--config", target.config]
+        cmd += ["--converter", dict(target.ref.kwargs).get("converter", target.family)]
+        if not config:  # its form, where the selection above did not name it already
+            cmd += ["--config", target.config]
     return " ".join(shlex.quote(c) for c in cmd)
 
 
