@@ -453,9 +453,11 @@ def _execute(console, cases, load_errors, targets, skipped, options, fresh, expe
                      clusters=clusters,
                      verbosity=-1 if quiet else (1 if verbose else 0))
     if summary.outside_slice:
-        console.print(f"{summary.outside_slice} pairs of session=reused, threads=4 and relations=on targets left out: "
-                      f"those forms run on the representative slice ({len(options.slice_ids or ())} case(s) covering "
-                      f"every op and feature; docs/forms.md); naming one in --config runs it on every case",
+        exporters = (" and of the torch exporters outside cases/torch/ (docs/converters.md)"
+                     if any(getattr(t, "converter", "") for t in targets) else "")
+        console.print(f"{summary.outside_slice} pairs of session=reused, threads=4 and relations=on targets{exporters} "
+                      f"left out: they run on the representative slice ({len(options.slice_ids or ())} case(s) covering "
+                      f"every op and feature; docs/forms.md); naming a form in --config runs it on every case",
                       highlight=False, soft_wrap=True)
     return EXIT_BAD_INPUT if load_errors else EXIT_FAILURES if new else EXIT_OK
 
