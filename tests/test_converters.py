@@ -236,6 +236,13 @@ def test_a_trimmed_passing_pair_still_counts_in_the_converters_table():
               "gate": "ok", "effective": {"converter": "torch.onnx-dynamo", "precision": "f32"}, "message": "ok"}
     table = build([summarize(record)])
     assert table["columns"] and dict(table["rows"])["every valid case"][table["columns"][0]]["pass"] == 1
+    # float16 conversion: off against float32, right in the f16 it declares: a pass; beyond f16: wrong
+    f16 = dict(record, verdict="fail", gate="expected", effective={"converter": "onnxconverter-common.float16",
+                                                                    "precision": "f16"})
+    right = dict(f16, declared={"precision": "f16", "verdict": "pass"})
+    off = dict(f16, declared={"precision": "f16", "verdict": "fail"})
+    counts = dict(build([summarize(right), summarize(off)])["rows"])["every valid case"]
+    assert list(counts.values())[0] == {"pass": 1, "wrong": 1}
 
 
 def test_the_real_converters_are_targets_with_their_versions_and_options(tmp_path):

@@ -2,7 +2,8 @@
 pair, read from its record (its verdict, and the stage its refusal names: conformance/runtimes/
 converted.py).
 
-- ``pass``: it ran and is right;
+- ``pass``: it ran and is right (where the converter declares a narrower precision by design, as
+  float16 conversion does, right in that precision: the pair's second judgement, ``declared``);
 - ``refused``: the converter said no (stage ``converter``);
 - ``invalid``: it wrote a program that ``onnx.checker`` (stage ``checker``) or the runtime (stage
   ``runtime``) rejects;
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 #: the outcomes, in the report's order, with what each means
 OUTCOMES: tuple[tuple[str, str], ...] = (
-    ("pass", "it ran and is right"),
+    ("pass", "it ran and is right (in the precision the converter declares, where it declares one)"),
     ("refused", "the converter said no (stage converter)"),
     ("invalid", "it wrote a program the checker or the runtime rejects (stage checker or runtime)"),
     ("wrong", "it ran and is off (fail, state-leak, inconsistent)"),
@@ -39,7 +40,8 @@ def outcome(record: dict) -> str | None:
         stage = (record.get("effective") or {}).get("stage", "")
         return "refused" if stage == "converter" else "invalid"
     if verdict in WRONG:
-        return "wrong"
+        declared = record.get("declared") or {}
+        return "pass" if verdict == "fail" and declared.get("verdict") == "pass" else "wrong"
     if verdict in ("crash", "timeout", "error"):
         return "crash"
     return None
