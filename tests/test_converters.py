@@ -255,7 +255,8 @@ def test_the_real_converters_are_targets_with_their_versions_and_options(tmp_pat
               "openvino.convert_model-2026.4.1 → openvino-2026.4.1/CPU/precision=pinned@torch",
               "onnx.version_converter-1.23.2(to=22) → onnxruntime-1.32.0/CPU@onnx-7",
               "onnx.version_converter-1.23.2(to=7) → onnxruntime-1.32.0/CPU@onnx-22",
-              "onnxconverter-common.float16-1.16.0(keep_io_types=True) → onnxruntime-1.32.0/CPU@onnx-14",
+              # the precision it declares is named, as a runtime's narrower precision is
+              "onnxconverter-common.float16-1.16.0(keep_io_types=True) → onnxruntime-1.32.0/CPU/precision=default→f16@onnx-14",
               "onnxsim-0.8.1 → onnxruntime-1.32.0/CPU@onnx-14"}
     assert wanted <= set(ids), ids
 
