@@ -42,6 +42,18 @@ def test_shape_mismatch_fails_only_its_matrix_combination():
     assert "should be [2, 2, 2]" in str(errors[1]) and "direction=bidirectional" in str(errors[1])
 
 
+
+def test_a_wrong_shape_is_refused_whatever_activations_the_case_lists(tmp_path):
+    """The shape check reads the op's input names, not the activations' (a case listing its
+    activations once had its literal W of the wrong shape accepted)."""
+    (tmp_path / "w.yaml").write_text(
+        "op: RNN\nattributes: {hidden_size: 1, direction: forward, activations: [Tanh]}\n"
+        "shape: {seq_length: 1, batch_size: 1, input_size: 1}\n"
+        "inputs:\n  X: [[[0.75]]]\n  W: [[[0.75]], [[0.75]]]\n  R: [[[0.75]]]\n")
+    cases, (err,) = load_file(tmp_path / "w.yaml")
+    assert cases == [] and err.key == "inputs.W" and err.where.line == 6
+    assert "W has shape [2, 1, 1] but should be [1, 1, 1]" in str(err)
+
 def test_matrix_expands_to_stable_readable_ids():
     cases, errors = load_file(DATA / "cases" / "gru" / "small.yaml")
     assert not errors

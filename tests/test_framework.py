@@ -210,3 +210,27 @@ def test_the_removals_of_the_frameworks_axes_make_cases_the_oracle_takes():
         assert not removals[name].present(smaller) or name == "direction"
         attrs = {k: v for k, v in smaller.attributes.items() if k != "layout"}
         oracles.evaluate(smaller.op, attrs, smaller.tensors, profile="torch", cache=False)
+
+
+def test_the_frameworks_own_axes_are_not_expressible_outside_torch():
+    """num_layers, proj_size, dropout and unbatched are torch.nn's alone (``Attribute.families``): every
+    other family's translator, through the entry every run takes, calls a case that has one of them
+    not expressible and names it, so none reaches an ONNX, OpenVINO, DirectML or WebNN node; torch
+    writes them all. torch's batch_first, bias and packed are the case format's layout, B and
+    sequence_lens, which every family knows."""
+    from conformance.case.vocabulary import ATTRIBUTE, ATTRIBUTE_TABLE
+    from conformance.specs import SPECS, NotExpressible, translate
+    own = {a.name for a in ATTRIBUTE_TABLE if a.families == ("torch",)}
+    assert own == {"num_layers", "proj_size", "dropout", "unbatched"}
+    assert all(ATTRIBUTE[k].families == tuple(ATTRIBUTE_TABLE[0].families) for k in ("layout", "hidden_size"))
+    seen = set()
+    for case in (c for c in _cases() if c.valid):
+        has = [k for k in case.attributes if k in own]
+        seen.update(has)
+        for name, spec in SPECS.items():
+            got = translate(spec, case)
+            if spec.family == "torch":
+                assert not isinstance(got, NotExpressible), (case.id, got.reason)
+            elif has:
+                assert isinstance(got, NotExpressible) and repr(has[0]) in got.reason, (name, case.id)
+    assert seen == own

@@ -49,12 +49,12 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
     form = variant.get("form", "sequence")
     expect = variant.get("expect", "valid")
 
-    names = inputs_of(op, attrs)
+    input_names = inputs_of(op, attrs)
     for name in inputs:
-        if name not in ("seed", "distribution") and name not in names:
+        if name not in ("seed", "distribution") and name not in input_names:
             bad("inputs", name, f"{op} has no input {name!r}" + (" with these num_layers and proj_size"
                                                                   if name not in inputs_of(op) else ""),
-                f"one of {', '.join(names)}")
+                f"one of {', '.join(input_names)}")
     known_problems = len(problems)
     for key, value in shape.items():
         if not isinstance(value, int) or isinstance(value, bool):
@@ -135,7 +135,7 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
     for name, spec in inputs.items():
         if name in ("seed", "distribution"):
             continue
-        if name not in names:
+        if name not in input_names:
             continue
         if name in ("X", "W", "R") and spec == "absent":
             bad("inputs", name, f"{name} is a required input and cannot be absent",

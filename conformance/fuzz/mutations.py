@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from conformance.case.constraints import broken_constraints  # noqa: F401 - the checker of what a mutation breaks
 from conformance.case.model import Case
-from conformance.case.vocabulary import ACTIVATIONS_PER_DIRECTION, DEFAULT_ACTIVATIONS, DIRECTIONS, GATES
+from conformance.case.vocabulary import ACTIVATIONS_PER_DIRECTION, DEFAULT_ACTIVATIONS, DIRECTIONS, GATES, inputs_of
 
 MUTATIONS = ("shape", "hidden_size", "direction", "activations_count", "activation_unknown",
              "sequence_lens_range", "missing_input")
@@ -30,11 +30,21 @@ SHAPE_AXES = {"W": (0, 1, 2), "R": (0, 1), "B": (0, 1), "initial_h": (0, 1, 2), 
               "P": (0, 1), "sequence_lens": (0,)}
 
 _MEANING = {
-    "W": "[num_directions, {g}*hidden_size, input_size]", "R": "[num_directions, {g}*hidden_size, hidden_size]",
-    "B": "[num_directions, {g2}*hidden_size]", "initial_h": "[num_directions, batch_size, hidden_size]",
-    "initial_c": "[num_directions, batch_size, hidden_size]", "P": "[num_directions, 3*hidden_size]",
+    "W": "[num_directions, {g}*hidden_size, input_size]", "R": "[num_directions, {g}*hidden_size, {out}]",
+    "B": "[num_directions, {g2}*hidden_size]", "initial_h": "[{layers}num_directions, batch_size, {out}]",
+    "initial_c": "[{layers}num_directions, batch_size, hidden_size]", "P": "[num_directions, 3*hidden_size]",
     "sequence_lens": "[batch_size]",
 }
+
+
+def _meaning(name: str, case: Case) -> str:
+    """What ``name``'s shape must be, in words; torch.nn's stacks and projections included
+    (docs/framework.md: the states hold every layer's, R and h read the projected size)."""
+    layers = case.attributes.get("num_layers", 1)
+    projected = case.op == "LSTM" and case.attributes.get("proj_size", 0) > 0
+    return _MEANING[name].format(g=GATES[case.op], g2=2 * GATES[case.op],
+                                 layers="num_layers*" if layers > 1 else "",
+                                 out="proj_size" if projected else "hidden_size")
 
 
 def mutate(rec, base: Case) -> Case:
@@ -55,8 +65,7 @@ def mutate(rec, base: Case) -> Case:
         shape[axis] += 1 if grow else -1
         tensors[name] = np.resize(old.reshape(-1), shape).astype(old.dtype)
         expected = list(old.shape)
-        violates = (f"{name} must be {_MEANING[name].format(g=GATES[op], g2=2 * GATES[op])} = {expected}, "
-                    f"not {shape}")
+        violates = f"{name} must be {_meaning(name, base)} = {expected}, not {shape}"
     elif kind == "hidden_size":
         attrs["hidden_size"] = H + 1 if H == 1 or rec(st.booleans(), "mutation.grow") else H - 1
         violates = (f"hidden_size must agree with R [num_directions, {GATES[op]}*hidden_size, hidden_size]: "
@@ -86,8 +95,8 @@ def mutate(rec, base: Case) -> Case:
         name = rec(st.sampled_from(("X", "W", "R")), "mutation.input")
         del tensors[name]
         violates = f"X, W and R are required inputs; {name} is absent"
-    order = ("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P")
-    tensors = {n: tensors[n] for n in order if n in tensors}
+    # every input the base has, its stack's and projection's included (a mutation changes neither)
+    tensors = {n: tensors[n] for n in inputs_of(op, base.attributes) if n in tensors}
     case = dataclasses.replace(base, attributes=attrs, tensors=tensors, expect="invalid", violates=violates,
                                params=rec.params)
     return with_id(case)
