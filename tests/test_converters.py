@@ -298,22 +298,28 @@ def test_float16_conversion_is_judged_in_the_precision_it_declares(tmp_path):
 # -- the fuzzer ---------------------------------------------------------------------------------------
 
 def test_the_fuzzer_draws_the_frameworks_axes_and_a_converter():
-    """Drawn cases carry a stack, a projection, dropout or unbatched input (each a valid case the torch
-    translator writes and the oracle evaluates), and a converter; the examiner runs a converter target
-    only on the cases drawn with its converter."""
+    """Where the campaign has a torch target and converter targets, drawn cases carry a stack, a
+    projection, dropout or unbatched input (each a valid case the torch translator writes and the oracle
+    evaluates), and a converter; the examiner runs a converter target only on the cases drawn with its
+    converter."""
     import dataclasses
 
     from hypothesis import HealthCheck, given, settings
 
     import oracles
     from conformance.fuzz.examiner import runs_in
-    from conformance.fuzz.strategies import Scope, valid_cases
+    from conformance.fuzz.strategies import CONVERTERS, Scope, valid_cases
     from conformance.runtimes.base import RuntimeRef, Target
     from conformance.specs import SPECS, NotExpressible
     seen: dict = {"num_layers": 0, "proj_size": 0, "dropout": 0, "unbatched": 0, "converter": set()}
+    target = Target("onnxruntime", "1.32.0", "CPU", "default", "torch", RuntimeRef("x:y"), family="torch.onnx-dynamo",
+                    converter="torch.onnx-dynamo-2.13.0(opset=18)")
+    eager = Target("torch", "2.13.0", "CPU", "default", "torch", RuntimeRef("x:y"))
+    scope = Scope(ops=("LSTM",), dtypes=("float32",)).for_targets([eager, target])
+    assert scope.framework and scope.converters == ("torch.onnx-dynamo",)
 
     @settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(valid_cases(Scope(ops=("LSTM",), dtypes=("float32",))))
+    @given(valid_cases(dataclasses.replace(scope, converters=CONVERTERS)))
     def draw(case):
         for key in ("num_layers", "proj_size", "dropout", "unbatched"):
             seen[key] += key in case.attributes
@@ -327,8 +333,6 @@ def test_the_fuzzer_draws_the_frameworks_axes_and_a_converter():
     draw()
     assert all(seen[k] for k in ("num_layers", "proj_size", "dropout", "unbatched")), seen
     assert {"none", "torch.onnx-dynamo", "onnxsim"} <= seen["converter"]
-    target = Target("onnxruntime", "1.32.0", "CPU", "default", "torch", RuntimeRef("x:y"), family="torch.onnx-dynamo",
-                    converter="torch.onnx-dynamo-2.13.0(opset=18)")
     case = dataclasses.replace(load_case(), params={"converter": "torch.onnx-dynamo"})
     assert runs_in(target, case) and not runs_in(target, dataclasses.replace(case, params={"converter": "onnxsim"}))
     assert not runs_in(target, load_case())  # a corpus case: the plain targets only

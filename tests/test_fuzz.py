@@ -122,6 +122,35 @@ def test_draws_are_labelled_and_recorded_on_the_case():
     assert seen
 
 
+
+def test_a_campaign_draws_torch_axes_and_converters_only_for_targets_that_run_them():
+    """A campaign of ONNX targets alone never draws torch.nn's own axes or a converter (such a case
+    would be not expressible on every one of its targets); an eager torch target brings the axes in,
+    in about a third of the cases, and a converter target its converter."""
+    from conformance.fuzz.strategies import Scope
+    from conformance.runtimes.base import RuntimeRef, Target
+    onnx_target = Target("onnxruntime", "1.32.0", "CPU", "default", "onnx-22", RuntimeRef("x:y"))
+    torch_target = Target("torch", "2.13.0", "CPU", "default", "torch", RuntimeRef("x:y"))
+    plain = Scope(ops=("LSTM",), forms=("sequence",)).for_targets([onnx_target])
+    assert not plain.framework and plain.converters == ()
+    with_torch = Scope(ops=("LSTM",), forms=("sequence",)).for_targets([onnx_target, torch_target])
+    assert with_torch.framework and with_torch.converters == () and with_torch.key() != plain.key()
+    counts = {False: [0, 0], True: [0, 0]}
+
+    def drawn(scope):
+        @settings(max_examples=90, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+        @given(valid_cases(scope))
+        def draw(case):
+            assert "converter" not in case.params
+            framework = {"num_layers", "proj_size", "dropout", "unbatched"} & set(case.attributes)
+            counts[scope.framework][bool(framework)] += 1
+        return draw
+
+    for scope in (plain, with_torch):
+        drawn(scope)()
+    assert counts[False][1] == 0 and counts[False][0] > 0
+    assert 0 < counts[True][1] < counts[True][0], counts
+
 def test_each_labelled_draw_reuses_one_strategy_object_across_cases():
     """Hypothesis validates a strategy and works out its properties on the object's first draw,
     which cost as much again as the draw: the builder reuses one object per label and argument

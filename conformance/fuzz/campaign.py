@@ -127,6 +127,12 @@ class Campaign:
         self._final: dict = {}      # origin -> Finding (from hypothesis' final replay)
         self._found_in_run = False
 
+    @property
+    def scope(self) -> Scope:
+        """What the campaign draws: its scope, with torch.nn's own axes where a target reads torch
+        programs and the converters its targets name (``Scope.for_targets``)."""
+        return self.config.scope.for_targets(self.config.targets)
+
     # -- the property --------------------------------------------------------------------------
 
     def _property(self, case) -> None:
@@ -265,7 +271,7 @@ class Campaign:
         test._hypothesis_internal_use_seed = (  # type: ignore[attr-defined]
             (self.result.seed * 1_000_003 + index) % 2 ** 64)
         test._hypothesis_internal_database_key = (  # type: ignore[attr-defined]
-            f"conformance-fuzz:{self.config.scope.key()}".encode())
+            f"conformance-fuzz:{self.scope.key()}".encode())
         try:
             test()
         except BaseException as exc:  # noqa: BLE001 - sorted out below
@@ -292,7 +298,7 @@ class Campaign:
         choice sequence, without ``st.data()``'s per-draw bookkeeping (a random-state check and a
         printed label per draw cost a quarter of the fuzzer's time; the labels are in
         ``Case.params`` and the written findings anyway)."""
-        scope = self.config.scope
+        scope = self.scope
 
         @st.composite
         def campaign_cases(draw):

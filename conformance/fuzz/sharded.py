@@ -133,7 +133,8 @@ def run_on_cluster(cluster, config: CampaignConfig, console) -> tuple[Campaign, 
     cap = config.max_examples
     futures = []
     for i, (w, seed) in enumerate(zip(holders, seeds)):
-        shard = Shard(i, seed, sorted(wanted & {t.id for t in w["targets"]}), budget, config.timeout, config.scope,
+        shard = Shard(i, seed, sorted(wanted & {t.id for t in w["targets"]}), budget, config.timeout,
+                      config.scope.for_targets(config.targets),
                       -(-cap // len(holders)) if cap else None, config.shrink, config.tolerance, config.prec,
                       config.plugins, config.expectations, central.index)
         console.print(f"shard {i}: worker {w['name']} on {w['host']}, seed {seed}, {len(shard.target_ids)} targets, "

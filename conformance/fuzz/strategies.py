@@ -45,19 +45,23 @@ from conformance.fuzz import values as V
 from conformance.runtimes.forms import CONFIGURATIONS, compose
 
 #: bump when the draws change meaning: it is part of the hypothesis database key
-STRATEGY_VERSION = "3"
+STRATEGY_VERSION = "4"
 
 #: the execution forms a drawn case runs in (besides every plain target): the default first, so a
 #: finding shrinks toward the plain form
 EXECUTIONS = ("default",) + tuple(compose("default", f) for f in CONFIGURATIONS)
 
-#: the converter a drawn case also runs through (besides every plain target): none first, so a finding
-#: shrinks toward no converter; the examiner runs it on the targets of that converter the campaign has
+#: the converters a drawn case may also run through (besides every plain target), where the campaign has
+#: their targets (``Scope.converters``); the examiner runs one on the targets of that converter
 #: (``conformance fuzz --converter``: conformance/converters/)
-CONVERTERS = ("none",) + tuple(c.name for c in CONVERTER_TABLE)
+CONVERTERS = tuple(c.name for c in CONVERTER_TABLE)
 #: torch.nn's own axes a case may draw (docs/framework.md): layers, an LSTM projection, dropout in eval
 #: mode, unbatched input; each shrinks toward absent
 MAX_LAYERS = 3
+#: where the campaign reads torch programs (``Scope.framework``): how often a case is a framework-level
+#: one (drawn first, shrinks toward a plain case). Such a case is not expressible in any other family,
+#: so the campaign's ONNX, OpenVINO, DirectML and WebNN targets keep most of its draws
+FRAMEWORK_WEIGHTS = {False: 2, True: 1}
 
 #: float32-exact values for activation_alpha / activation_beta (FLOAT attributes), simplest first
 PARAMETER_VALUES = (0.5, 2.0, 0.25, 1.5, 1.0, 0.75, 3.0, -0.5, -1.0, 0.0, float(np.float32(0.1)),
@@ -114,12 +118,27 @@ class Scope:
     limits: Limits = field(default_factory=Limits)
     invalid_weight: int = 1          # invalid cases per `valid_weight` valid ones
     valid_weight: int = 3
+    #: draw torch.nn's own axes (num_layers, proj_size, dropout, unbatched): only a target that reads
+    #: torch programs runs such a case (the eager torch target, a torch exporter's or convert_model's)
+    framework: bool = False
+    #: the converters (CONVERTERS) a case may be drawn through, besides none: those the campaign has
+    #: targets of
+    converters: tuple = ()
 
     def key(self) -> str:
         return (f"v{STRATEGY_VERSION}:{','.join(self.ops)}:{','.join(self.forms)}:{','.join(self.dtypes)}:"
                 f"{self.limits.max_seq_length},{self.limits.max_batch_size},{self.limits.max_input_size},"
                 f"{self.limits.max_hidden_size}{':production' if self.limits.production else ''}:"
-                f"{self.invalid_weight}/{self.valid_weight}")
+                f"{self.invalid_weight}/{self.valid_weight}{':framework' if self.framework else ''}"
+                f"{':' + ','.join(self.converters) if self.converters else ''}")
+
+    def for_targets(self, targets) -> Scope:
+        """This scope with what the campaign's ``targets`` run: torch.nn's axes where one reads torch
+        programs (spec ``torch``), and the converters they name."""
+        named = {t.family for t in targets if getattr(t, "converter", "")}
+        return dataclasses.replace(
+            self, framework=self.framework or any(t.spec == "torch" for t in targets),
+            converters=self.converters or tuple(c for c in CONVERTERS if c in named))
 
 
 class Recorder:
@@ -269,7 +288,7 @@ def _valid(rec: Recorder, scope: Scope, check_overflow: bool = True) -> Case:
     # the execution form the case runs in besides the plain one (conformance/runtimes/forms.py): the
     # examiner runs it on the plain targets and on the targets of this form (conformance/fuzz/examiner.py)
     event("execution", rec(_sampled(EXECUTIONS), "execution"))
-    framework = _framework(rec, op, form, H, B, attributes)
+    framework = _framework(rec, op, form, H, B, attributes) if scope.framework else {}
     if framework:
         attributes.update(framework)
         names = inputs_of(op, attributes)
@@ -286,8 +305,9 @@ def _valid(rec: Recorder, scope: Scope, check_overflow: bool = True) -> Case:
                 tensors[name] = _tensor(rec, name, shapes[name], dtype, special)
         tensors.pop("P", None)  # torch.nn.LSTM has no peepholes
         assume(all(np.all(np.isfinite(np.asarray(v, dtype=np.float64))) for v in tensors.values()))
-    # the converter the case runs through besides the plain targets (conformance/converters/)
-    event("converter", rec(_sampled(CONVERTERS), "converter"))
+    # the converter the case runs through besides the plain targets (conformance/converters/): none first
+    if scope.converters:
+        event("converter", rec(_sampled(("none", *scope.converters)), "converter"))
     case = Case(id="fuzz/pending", op=op, form=form, attributes=attributes, shape=shape, dtype=dtype,
                 tensors=tensors, outputs=tuple(outputs) if tuple(outputs) != OUTPUTS[op] else (),
                 params=rec.params)
@@ -297,15 +317,19 @@ def _valid(rec: Recorder, scope: Scope, check_overflow: bool = True) -> Case:
 
 
 def _framework(rec: Recorder, op: str, form: str, H: int, B: int, attributes: dict) -> dict:
-    """torch.nn's own axes, each drawn whatever the others (so each shrinks away on its own), applied
-    where torch has them: a stack (sequences), an LSTM projection (proj_size < hidden_size), dropout
-    (eval mode), unbatched input (one batch entry). None of them is any other spec's: such a case runs
-    on torch and on the converters that read torch programs."""
+    """torch.nn's own axes, in one case of FRAMEWORK_WEIGHTS' share; each drawn whatever the others
+    (so each shrinks away on its own), applied where torch has them: a stack (sequences), an LSTM
+    projection (proj_size < hidden_size), dropout (eval mode), unbatched input (one batch entry). None
+    of them is any other spec's: such a case runs on torch and on the converters that read torch
+    programs."""
+    wanted = rec(weighted(FRAMEWORK_WEIGHTS), "framework")
     layers = rec(st.integers(1, MAX_LAYERS), "num_layers")
     proj = rec(st.integers(0, 5), "proj_size")
     dropout = rec(BOOLEANS, "dropout")
     unbatched = rec(BOOLEANS, "unbatched")
     found: dict = {}
+    if not wanted:
+        return found
     if form == "sequence" and layers > 1:
         found["num_layers"] = layers
     if op == "LSTM" and form == "sequence" and 0 < proj < H:

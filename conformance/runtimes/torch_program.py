@@ -150,9 +150,11 @@ def steps_of(desc: dict, feeds: dict) -> int | None:
 
 def finish(desc: dict, returned: list[np.ndarray], steps: int | None = None) -> list[np.ndarray]:
     """The module's returns (``returns(desc)`` order) as the program's outputs (``desc["outputs"]``):
-    the output padded with zeros to the sequence length (``steps``, the input's; else the
-    description's) and viewed per direction, the batch axis of an unbatched run put back, the kept
-    direction of a reverse-only program."""
+    a packed program's output padded with zeros to the sequence length (``steps``, the input's; else
+    the description's: pad_packed_sequence stops at the longest length) and viewed per direction, the
+    batch axis of an unbatched run put back, the kept direction of a reverse-only program. An unpacked
+    output shorter than its input is left short, judged as a wrong shape (a converter that froze the
+    traced sequence length returns that many steps at any other length)."""
     got = dict(zip(returns(desc), returned))
     if desc["module"].endswith("Cell"):
         if desc.get("unbatched"):
@@ -166,7 +168,7 @@ def finish(desc: dict, returned: list[np.ndarray], steps: int | None = None) -> 
         c_n = c_n[:, None] if c_n is not None and c_n.ndim == 2 else c_n
     time_axis = 1 if desc["batch_first"] else 0
     steps = steps or desc.get("steps")
-    if steps and output.ndim == 3 and output.shape[time_axis] < steps:
+    if desc.get("packed") and steps and output.ndim == 3 and output.shape[time_axis] < steps:
         pad = [(0, 0)] * 3
         pad[time_axis] = (0, steps - output.shape[time_axis])
         output = np.pad(output, pad)
