@@ -308,14 +308,15 @@ def test_the_fuzzer_draws_the_frameworks_axes_and_a_converter():
 
     import oracles
     from conformance.fuzz.examiner import runs_in
-    from conformance.fuzz.strategies import CONVERTERS, Scope, valid_cases
+    from conformance.fuzz.strategies import CONVERTERS, Limits, Scope, valid_cases
     from conformance.runtimes.base import RuntimeRef, Target
     from conformance.specs import SPECS, NotExpressible
     seen: dict = {"num_layers": 0, "proj_size": 0, "dropout": 0, "unbatched": 0, "converter": set()}
     target = Target("onnxruntime", "1.32.0", "CPU", "default", "torch", RuntimeRef("x:y"), family="torch.onnx-dynamo",
                     converter="torch.onnx-dynamo-2.13.0(opset=18)")
     eager = Target("torch", "2.13.0", "CPU", "default", "torch", RuntimeRef("x:y"))
-    scope = Scope(ops=("LSTM",), dtypes=("float32",)).for_targets([eager, target])
+    # batches of 1 or 2, so that unbatched input (batch_size 1) is drawn often enough to be seen
+    scope = Scope(ops=("LSTM",), dtypes=("float32",), limits=Limits(max_batch_size=2)).for_targets([eager, target])
     assert scope.framework and scope.converters == ("torch.onnx-dynamo",)
 
     @settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
