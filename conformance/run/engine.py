@@ -39,7 +39,7 @@ from conformance.compare.silent import apply_policy
 from conformance.run.files import write_atomic
 from conformance.run.results import Record
 from conformance.run.workers import Job, Outcome, Pool
-from conformance.runtimes.effective import BY_NAME, narrower, of_dtype
+from conformance.runtimes.effective import BY_NAME, narrower, of_dtype, probe_finding
 from conformance.specs import SPECS, NotExpressible, Program, translate
 
 ORACLE_TIMEOUT = 600.0
@@ -65,24 +65,28 @@ def oracle_cached(op: str, attributes: dict, tensors: dict, profile: str, prec: 
 
 def effective_of(case, target, reported: dict) -> dict:
     """The configuration one pair ran in: the runtime's own report on its compiled object for this
-    call where it names a precision (declared), else the target's probe for a float32 case
-    (measured), else the model's type (assumed). Where it is narrower than the model's type, how
-    it rounds: to nearest where the probe saw that precision round to nearest (and for f32, whose
-    conversions are IEEE's), else faithfully in any direction."""
+    call where it names a precision (declared), else the target's precision (its declaration for
+    the probe's model, else the probe's reading of a known precision) for a float32 case, else the
+    model's type (assumed). Where it is narrower than the model's type, how it rounds: as the
+    runtime declares, else to nearest. No runtime can loosen its own bound: what the probe read
+    beside that is recorded (``probe``), not used (docs/configuration.md)."""
     reported = dict(reported or {})
     precision = reported.pop("precision", "")
     if precision in BY_NAME:
         source = "declared by the runtime for this call"
-    elif case.dtype == "float32" and target.precision:
-        precision, source = target.precision, "measured by the arithmetic probe"
+    elif case.dtype == "float32" and target.precision in BY_NAME:
+        declared = ((target.configuration or {}).get("declared") or {}).get("precision")
+        precision = target.precision
+        source = ("declared by the runtime for the probe's model" if declared in BY_NAME
+                  else "measured by the arithmetic probe")
     else:
         precision, source = of_dtype(case.dtype).name, "assumed: the model's type"
     found = {"precision": precision, "source": source, **reported}
-    if narrower(BY_NAME.get(precision), case.dtype) and "rounding" not in found:
-        probe = (target.configuration or {}).get("measured") or {}
-        found["rounding"] = ("nearest" if precision == "f32" else
-                             probe.get("rounding", "faithful") if probe.get("precision") == precision
-                             else "faithful")
+    if narrower(BY_NAME.get(precision), case.dtype):
+        found.setdefault("rounding", "nearest")
+        finding = probe_finding(target.configuration or {}, precision)
+        if finding:
+            found["probe"] = finding
     return found
 
 
@@ -539,9 +543,10 @@ class Engine:
             j = judge_computed_in(case, prog, outputs, res, bounds_for)
         except Exception as exc:  # noqa: BLE001 - the second judgement costs itself, not the verdict
             return {"precision": compute.name, "verdict": "error", "message": f"{type(exc).__name__}: {exc}"}
+        tol = j.tolerance or {}
         return {"precision": compute.name, "verdict": j.verdict, "ratio": j.ratio,
-                "max_abs_err": j.max_abs_err, "message": j.message,
-                "tolerance": (j.tolerance or {}).get("source", "")}
+                "max_abs_err": j.max_abs_err, "message": j.message, "tolerance": tol.get("source", ""),
+                **{k: tol[k] for k in ("judged_by", "rigorous_ratio") if k in tol}}
 
     def _record(self, case, target, prog, verdict, message, extra=None) -> None:
         _, digest, tokens = self._facts_of(case)

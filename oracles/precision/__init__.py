@@ -28,6 +28,7 @@ import dataclasses
 
 import numpy as np
 
+from . import statistical
 from .arithmetic import (
     ACCUMULATIONS,
     ACT_ABS_ULPS,
@@ -42,7 +43,6 @@ from .arithmetic import (
     arithmetic,
     kernel,
 )
-from . import statistical
 from .running import Running
 from .statistical import samples_for
 from .tangents import Tangents
@@ -53,16 +53,17 @@ __all__ = ["ACCUMULATIONS", "ACT_ABS_ULPS", "ACT_ULPS", "FORMATS", "KERNEL_MODEL
            "kernel", "shape_facts", "sigma", "statistical", "trajectory", "walk"]
 
 
-def bound(problem, choices: dict, dtype: str | None = None,
-          accumulation: str | None = None, rounding: str = "nearest") -> tuple[dict, dict]:
+def bound(problem, choices: dict, dtype: str | None = None, accumulation: str | None = None,
+          rounding: str = "nearest", kernel: bool = True) -> tuple[dict, dict]:
     """Per-output error bounds (layout 0, float64, NaN where a direction has no functions), and
     the model's parameters, for ``problem`` under the reading ``choices`` (point id -> value).
 
     ``dtype`` other than the problem's: an implementation that computes in ``dtype`` instead
     (bfloat16 or float16 for a float32 model, float32 for float64, tfloat32): a reduced-precision
-    kernel (arithmetic.kernel). ``rounding`` "faithful" admits rounding in any direction (see
-    ROUNDINGS)."""
-    out, parameters, classes = walk(problem, choices, dtype, accumulation, rounding)
+    kernel (arithmetic.kernel); ``kernel=False``: the model before kernel-v1, the dtype's own
+    arithmetic with the inputs rounded to it (kept for comparison: benchmarks/declared_precision.py).
+    ``rounding`` "faithful" admits rounding in any direction (see ROUNDINGS)."""
+    out, parameters, classes = walk(problem, choices, dtype, accumulation, rounding, kernel)
     if classes is not None:  # non-finite problems: 0 at ±Inf and NaN, no bound where tainted
         out = {name: np.where(classes["taint"][name], np.inf,
                               np.where(np.isfinite(classes["value"][name]), b, 0.0))
@@ -71,23 +72,24 @@ def bound(problem, choices: dict, dtype: str | None = None,
 
 
 def arithmetic_of(problem, dtype: str | None = None, accumulation: str | None = None,
-                  rounding: str = "nearest") -> Arithmetic:
+                  rounding: str = "nearest", reduced: bool = True) -> Arithmetic:
     """The arithmetic a walk of ``problem`` uses: its own dtype's, or a kernel computing in a
-    narrower ``dtype``."""
+    narrower ``dtype`` (``reduced=False``: that dtype's own arithmetic, the inputs rounded)."""
     compute = dtype or problem.dtype
     if compute != problem.dtype and FORMATS[compute][0] < FORMATS[problem.dtype][0]:
-        ar = arithmetic(compute, accumulation, True, rounding)
+        ar = (kernel(compute, accumulation, rounding) if reduced
+              else arithmetic(compute, accumulation, True, rounding))
     else:
         ar = arithmetic(compute, accumulation, False, rounding)
     return dataclasses.replace(ar, ieee=True) if problem.nonfinite else ar
 
 
 def walk(problem, choices: dict, dtype: str | None = None, accumulation: str | None = None,
-         rounding: str = "nearest") -> tuple[dict, dict, dict | None]:
+         rounding: str = "nearest", kernel: bool = True) -> tuple[dict, dict, dict | None]:
     """bound()'s walk, with, for a problem with a non-finite input, the classes it saw: {"value":
     per output the float64 trajectory's values, "taint": per output where the IEEE class is not
     certain} (None for a finite problem). readings.py compares them with the exact classes."""
-    ar = arithmetic_of(problem, dtype, accumulation, rounding)
+    ar = arithmetic_of(problem, dtype, accumulation, rounding, kernel)
     with np.errstate(all="ignore"):  # a trajectory that overflows gives inf/NaN bounds
         fields = _walk(problem, choices, Running(ar, choices))
     classes = {"value": fields["value"], "taint": fields["taint"]} if ar.ieee else None

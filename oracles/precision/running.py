@@ -136,14 +136,17 @@ class Running:
 
     # -- elementwise ---------------------------------------------------------------------------
     def act(self, fn, q: Q) -> Q:
-        return Q(*fn(q.v, q.e), q.t)
+        v, e = fn(q.v, q.e)
+        return Q(v, e, q.t)
 
     def clip(self, q: Q) -> Q:
-        return Q(*self.clip_(q.v, q.e), q.t)
+        v, e = self.clip_(q.v, q.e)
+        return Q(v, e, q.t)
 
     def mul(self, x: Q, y: Q) -> Q:
         t = None if not self.ieee else product_taint(x.v, x.e, x.t, y.v, y.e, y.t)
-        return Q(*mul(self.ar, x.v, x.e, y.v, y.e), t)
+        v, e = mul(self.ar, x.v, x.e, y.v, y.e)
+        return Q(v, e, t)
 
     def add(self, x: Q, y: Q, exact: bool = False) -> Q:
         """x + y rounded (``exact``: no rounding where the result is exact)."""

@@ -257,9 +257,14 @@ class Tangents:
         return T(v, -x.d + self._noise(self.el * np.abs(v) + self._flushed(v)), x.inv)
 
     def gru_update(self, z: T, hh: T, h: T) -> T:
-        new = (1.0 - z.v) * hh.v + z.v * h.v
-        upd = self.el * (2.0 * (np.abs(1.0 - z.v) + np.abs(z.v)) * (np.abs(h.v) + np.abs(hh.v))
-                         + np.abs(new))
+        one_z = 1.0 - z.v
+        new = one_z * hh.v + z.v * h.v
+        # each rounding a term of its own: (1 − z)⊙h̃ + z⊙H rounds 1 − z (times h̃), both
+        # products and the sum; h̃ + z⊙(H − h̃) rounds H − h̃ (times z), the product and the sum:
+        # the larger of the two norms
+        spec = 2.0 * (one_z * hh.v) ** 2 + (z.v * h.v) ** 2
+        lerp = 2.0 * (z.v * (h.v - hh.v)) ** 2
+        upd = self.el * np.sqrt(np.maximum(spec, lerp) + new * new)
         d = ((h.v - hh.v).astype(np.float32) * z.d + (1.0 - z.v).astype(np.float32) * hh.d
              + z.v.astype(np.float32) * h.d + self._noise(upd + self._flushed(new)))
         return T(new, d, _or(_or(z.inv, hh.inv), h.inv))

@@ -35,7 +35,7 @@ def walk(problem, choices: dict, carrier) -> dict:
     for d in range(D):
         fns, missing = direction_functions(problem, d, choices)
         if missing:  # a parameter neither given nor defaulted: the outputs are unspecified
-            for field, arrays in out.items():
+            for arrays in out.values():
                 if arrays["Y"].dtype != bool:
                     arrays["Y"][:, d] = np.nan
                     for name in names[1:]:
