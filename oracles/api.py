@@ -16,7 +16,7 @@ from .profiles import get_profile
 from .readings import solve
 from .result import OracleResult
 
-#: bump whenever the semantics, the result format or the precision model (precision.py, its
+#: bump whenever the semantics, the result format or the precision model (precision/, its
 #: constants included) change: it is part of the cache key.
 #: 1.1.0: Expected.bound and OracleResult.precision (precision model running-error-v1).
 #: 1.2.0: ±Inf and NaN inputs evaluated with IEEE 754 semantics (ieee.py; the IEEE points of

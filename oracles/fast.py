@@ -5,7 +5,7 @@ At production shapes (hundreds of hidden units and steps) the mpmath evaluation 
 case. Here the documented formulas are evaluated once in float64 (``hi`` = that value, ``lo`` = 0),
 and the evaluation carries two things besides:
 
-- **its own error**: the precision model (precision.py) at float64's unit roundoff: the rigorous
+- **its own error**: the precision model (precision/) at float64's unit roundoff: the rigorous
   first-order running error bound × 2 where that is finite, and the statistical bound below at
   float64's unit roundoff otherwise (the smaller of the two). It is added to every element's bound,
   so a tolerance built from them covers the oracle's own error too.
