@@ -48,7 +48,7 @@ from conformance.compare import for_case, judge_computed_in, judge_outputs  # no
 from conformance.run.engine import oracle_for  # noqa: E402
 from conformance.run.probe import decode, probe_case  # noqa: E402
 from conformance.run.select import compile_expression  # noqa: E402
-from conformance.runtimes.effective import BY_NAME, narrower  # noqa: E402
+from conformance.runtimes.effective import BY_NAME, describe_host, host, narrower  # noqa: E402
 from conformance.specs import SPECS, NotExpressible  # noqa: E402
 
 SPEC = "onnx-14"
@@ -172,7 +172,7 @@ def main(argv=None) -> int:
     text = _tables(summary)
     print(text)
     report = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-              "machine": {"cpu": _cpu(), "python": platform.python_version(), "numpy": np.__version__},
+              "machine": {"cpu": describe_host(host()), "python": platform.python_version(), "numpy": np.__version__},
               "openvino": ov_name, "cases": len(cases), "every": args.every, "select": args.k,
               "wall_s": round(time.perf_counter() - start, 1), "summary": summary, "tables_markdown": text,
               "pairs": rows}
@@ -213,16 +213,6 @@ def _tables(summary: dict) -> str:
                      f"{e['before']['fail']} ({100 * e['before']['fail'] / n:.1f} %) | "
                      f"{e['after']['fail']} ({100 * e['after']['fail'] / n:.1f} %) |")
     return "\n".join(lines)
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 if __name__ == "__main__":

@@ -259,3 +259,43 @@ def test_a_double_that_fakes_a_narrower_probe_is_still_judged_at_bf16(tmp_path):
         assert "bfloat16 u=2^-8" in r["declared"]["tolerance"]
         assert r["declared"]["verdict"] == "pass"
     assert Counter(r["verdict"] for r in records)["fail"] > 0        # bf16 still fails the float32 spec
+
+
+# -- OpenVINO's default configuration on this machine, whatever its CPU ----------------------------------
+
+@pytest.mark.slow
+def test_openvinos_default_is_within_its_declared_precision_wherever_it_is_right_in_f32():
+    """Every float32 RNN/GRU/LSTM case of the corpus on OpenVINO's ONNX frontend: where the default
+    configuration computes narrower here (bf16 on AVX512-BF16/AMX, f16 on ARM), each pair the
+    pinned (f32) configuration gets right is within the declared bound (no false alarm), and each
+    pair beyond it is one the pinned configuration fails too (a known divergence, not a
+    precision-specific one). Where the default computes in f32, its pairs are judged as float32."""
+    pytest.importorskip("openvino")
+    from conformance.compare import for_case, judge_outputs
+    from conformance.runtimes.effective import BY_NAME, narrower
+    from conformance.runtimes.openvino import OpenVINOOnnxFrontend
+    default, pinned = OpenVINOOnnxFrontend("CPU", "default"), OpenVINOOnnxFrontend("CPU", "precision=pinned")
+    cases, _ = load_paths(["cases/gru", "cases/lstm", "cases/rnn"])
+    judged = Counter()
+    for case in (c for c in cases if c.valid and c.dtype == "float32"):
+        prog = SPECS["onnx-14"].translate(case)
+        if isinstance(prog, NotExpressible):
+            continue
+        try:
+            got = default.run(prog.model, prog.feeds)
+        except Exception:  # noqa: BLE001 - refusals are the gate's business (expectations/)
+            continue
+        declared = default.effective()
+        compute = BY_NAME.get(declared.get("precision"))
+        res = oracle_for(case.op, case.attributes, case.tensors, "onnx", 128)
+        right = judge_outputs(case, prog, pinned.run(prog.model, prog.feeds), res, for_case(case)).verdict == "pass"
+        if not narrower(compute, "float32"):
+            judged["f32", judge_outputs(case, prog, got, res, for_case(case)).verdict, right] += 1
+            continue
+        attrs = {k: v for k, v in case.attributes.items() if k != "layout"}
+        j = judge_computed_in(case, prog, got, res, lambda ch, c=case, a=attrs, p=compute, d=declared:
+                              oracles.computed_in(c.op, a, c.tensors, "onnx", ch, p.dtype, d.get("accumulation")))
+        judged[compute.name, j.verdict, right] += 1
+        assert j.verdict == "pass" or not right, (case.id, j.message)
+    assert sum(judged.values()) > 600, judged
+    assert all(verdict == "pass" for (_, verdict, right) in judged if right), judged
