@@ -125,7 +125,9 @@ def describe(samples: int, elements: int, ar) -> dict:
                "the partial sums of an order that does not depend on the terms' values)",
         "rounding": f"each rounding error sub-Gaussian with scale u·{ROUNDING:.4f} (uniformly "
                     "distributed discarded bits: symmetric, unimodal on [-u, u])",
-        "activations": f"≤ {ar.k:g} ulp, as random terms (mean zero, independent)",
+        "activations": (f"computed in float32 (≤ {ar.k:g} float32 ulps, a bounded term) and rounded once "
+                        f"to {ar.dtype} (a rounding term)" if ar.wide is not None else
+                        f"≤ {ar.k:g} ulp, as random terms (mean zero, independent)"),
         "kinks": f"no statistical scale within {KINK_SIGMAS:g} scales of a kink or jump, nor downstream",
     }
     if ar.u_in or ar.u_gemm:
