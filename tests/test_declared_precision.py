@@ -81,23 +81,29 @@ def _failing(rows, affected_only=True):
 
 # -- the corpus, as issue 33 asks ----------------------------------------------------------------------
 
+#: the sweep runs every double through every case (about 5 CPU-minutes; more on a loaded machine)
+SWEEP_TIMEOUT = 3600
+
+
 @pytest.fixture(scope="module")
 def corpus():
     return _sweep((*doubles.LEGITIMATE, *doubles.LEGITIMATE_F16, doubles.Tf32, *doubles.WRONG))
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(SWEEP_TIMEOUT)
 @pytest.mark.parametrize("cls", [*doubles.LEGITIMATE, *doubles.LEGITIMATE_F16, doubles.Tf32],
                          ids=lambda c: c.__name__)
 def test_legitimate_reduced_precision_kernels_raise_no_false_alarm_on_the_corpus(corpus, cls):
     rows = corpus[cls]
     assert len(rows) > 600
     assert not _failing(rows, affected_only=False), _failing(rows, affected_only=False)[:5]
-    ratios = np.array([r[2] for r in rows])
+    ratios = np.array([r[2] for r in rows if r[2] is not None])
     assert np.median(ratios) > 0.02  # a visible part of the bound is used: it is not vacuous
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(SWEEP_TIMEOUT)
 def test_a_tanh_three_percent_off_fails_most_affected_pairs_and_one_percent_some(corpus):
     for cls, share in ((doubles.TanhOff3Bf16, 0.5), (doubles.TanhOff1Bf16, 0.02), (doubles.TanhOffHalfF16, 0.5),
                        (doubles.TanhOff1Tf32, 0.5)):
@@ -106,6 +112,7 @@ def test_a_tanh_three_percent_off_fails_most_affected_pairs_and_one_percent_some
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(SWEEP_TIMEOUT)
 def test_a_sigmoid_two_percent_off_and_a_state_scaled_per_step_fail(corpus):
     assert len(_failing(corpus[doubles.SigmoidOff2Bf16])) >= 10
     assert _failing(corpus[doubles.StateScaledBf16])
@@ -264,6 +271,7 @@ def test_a_double_that_fakes_a_narrower_probe_is_still_judged_at_bf16(tmp_path):
 # -- OpenVINO's default configuration on this machine, whatever its CPU ----------------------------------
 
 @pytest.mark.slow
+@pytest.mark.timeout(SWEEP_TIMEOUT)
 def test_openvinos_default_is_within_its_declared_precision_wherever_it_is_right_in_f32():
     """Every float32 RNN/GRU/LSTM case of the corpus on OpenVINO's ONNX frontend: where the default
     configuration computes narrower here (bf16 on AVX512-BF16/AMX, f16 on ARM), each pair the
@@ -297,5 +305,49 @@ def test_openvinos_default_is_within_its_declared_precision_wherever_it_is_right
                               oracles.computed_in(c.op, a, c.tensors, "onnx", ch, p.dtype, d.get("accumulation")))
         judged[compute.name, j.verdict, right] += 1
         assert j.verdict == "pass" or not right, (case.id, j.message)
-    assert sum(judged.values()) > 600, judged
+    assert sum(judged.values()) > 400, judged  # the ones OpenVINO refuses (other activations) are not judged
     assert all(verdict == "pass" for (_, verdict, right) in judged if right), judged
+
+
+@pytest.mark.slow
+def test_openvinos_bf16_dot_products_are_not_a_float32_accumulation_rounded_once():
+    """Why OpenVINO's adapter declares no accumulation (conformance/runtimes/openvino.py): where its
+    default computes in bf16, one RNN step of 64-term dot products (Relu, R = 0, no bias) lands
+    farther from every float32 accumulation of the products rounded once than one can, whatever
+    rounding of X and W (to nearest, truncated, kept) is assumed. The day it does not, the adapter
+    may declare float32 accumulation again."""
+    pytest.importorskip("openvino")
+    import ml_dtypes
+    from onnx import TensorProto, helper, numpy_helper
+
+    from conformance.runtimes.openvino import OpenVINOOnnxFrontend
+    rng = np.random.default_rng(1)
+    batch, inputs, hidden = 64, 64, 32
+    x = rng.uniform(-1, 1, (1, batch, inputs)).astype(np.float32)
+    W = rng.uniform(-1, 1, (1, hidden, inputs)).astype(np.float32)
+    node = helper.make_node("RNN", ["X", "W", "R"], ["Y"], hidden_size=hidden, activations=["Relu"])
+    graph = helper.make_graph([node], "dot", [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(x.shape))],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(W, "W"),
+                               numpy_helper.from_array(np.zeros((1, hidden, hidden), np.float32), "R")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]).SerializeToString()
+    rt = OpenVINOOnnxFrontend("CPU", "default")
+    y = rt.run(model, {"X": x})[0][0, 0].astype(np.float64)
+    if rt.effective().get("precision") != "bf16":
+        pytest.skip(f"OpenVINO's default computes float32 in {rt.effective().get('precision')} on this CPU, not bf16")
+    assert "accumulation" not in rt.effective()
+
+    def rounded(v, how):
+        v = np.asarray(v, np.float32)
+        if how == "nearest":
+            return v.astype(ml_dtypes.bfloat16).astype(np.float64)
+        if how == "truncated":
+            return (v.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32).astype(np.float64)
+        return v.astype(np.float64)
+    for hx in ("nearest", "truncated", "kept"):
+        for hw in ("nearest", "truncated", "kept"):
+            terms = rounded(x[0], hx)[:, None, :] * rounded(W[0], hw)[None, :, :]
+            exact = np.maximum(terms.sum(-1), 0)
+            ulp = 2.0 ** (np.floor(np.log2(np.maximum(exact, 1e-30))) - 7)      # a whole bf16 ulp
+            slack = ulp + inputs * 2.0 ** -24 * np.abs(terms).sum(-1) + 1e-30    # and γ_64 of float32
+            assert np.max(np.abs(y - exact) / slack) > 4, (hx, hw)
