@@ -105,6 +105,10 @@ class Kernel(NumpyRNN):
     def dot(self, blocks, biases):
         """Σ a·wᵀ over the (a [B, K], w [N, K]) blocks plus the biases, accumulated in float32 in
         the scheme's order, the products exact (narrow operands)."""
+        with np.errstate(invalid="ignore", over="ignore"):  # non-finite inputs: IEEE's classes
+            return self._dot(blocks, biases)
+
+    def _dot(self, blocks, biases):
         if self.order == "blas":
             total = sum((a @ w.T for a, w in blocks), np.zeros((blocks[0][0].shape[0], blocks[0][1].shape[0]), _F32))
             for b in biases:
