@@ -212,7 +212,8 @@ def test_the_model_before_kernel_v1_stays_selectable_for_comparison():
 
 def _target(declared=None, measured=None):
     configuration = {"declared": declared or {}, "measured": measured or {}}
-    return SimpleNamespace(precision=target_precision(configuration), configuration=configuration)
+    return SimpleNamespace(precision=target_precision(configuration), configuration=configuration,
+                           config="default")
 
 
 def test_a_probe_reading_narrower_than_the_declaration_is_shown_not_used():
