@@ -23,6 +23,9 @@ call, a state scaled by 1.005 per step, and :class:`FakesProbeBf16`, which compu
 returns the arithmetic probe's outputs with a 4-bit significand (conformance/run/probe.py), to
 look narrower than it declares.
 
+- :class:`PartialSumsBf16`: bf16 whose dot products round the running sum to bf16 after every
+  term, declaring no accumulation (as OpenVINO's adapter does); its twin
+  ``ClaimsF32PartialSumsBf16`` claims float32 accumulation, which the judgement must catch.
 - :class:`DeclaredF16`: float16, accumulation not declared (kept for the effective tests).
 - :class:`PinnedF32`: the same runtime with its precision pinned: a correct float32 implementation
   (the pinned sibling the ablation re-runs a default-configuration failure on).
@@ -63,7 +66,7 @@ class Kernel(NumpyRNN):
     description = "test double: computes float32 models in bfloat16 as oneDNN's RNN kernels do"
     narrow = np.dtype(ml_dtypes.bfloat16)
     declared: dict = {"precision": "bf16", "accumulation": "float32"}
-    order = "blas"          # the dot's summation order in float32: blas | forward | reverse | pairwise
+    order = "blas"          # the dot's summation order in float32: blas | forward | reverse | pairwise | partial
     state = "narrow"        # the state between steps: narrow | f32
     intermediates = "f32"   # each elementwise result: f32 | narrow (rounded to the narrow type)
     operands_only = False   # TF32: only the matrix products' operands are rounded
@@ -119,6 +122,11 @@ class Kernel(NumpyRNN):
         terms = [t.astype(np.float32) for t in terms]
         if self.order == "reverse":
             terms = terms[::-1]
+        if self.order == "partial":  # the running sum rounded to the narrow type after every term
+            total = self.r(terms[0])
+            for t in terms[1:]:
+                total = self.r(total + t)
+            return total
         if self.order == "pairwise":
             while len(terms) > 1:
                 terms = [terms[i] + terms[i + 1] for i in range(0, len(terms) - 1, 2)] + (
@@ -222,6 +230,22 @@ class DeclaredBf16(Kernel):
     description = "test double: computes float32 models in bfloat16 (float32 accumulation) and says so"
     intermediates = "narrow"
     order = "forward"
+
+
+class PartialSumsBf16(Kernel):
+    """Test double: bf16 whose dot products round the running sum to bf16 after every term (as
+    OpenVINO 2026.4.1's CPU kernels were measured to round partial sums; docs/configuration.md),
+    declaring only ``precision: bf16``, as OpenVINO's adapter does: the judgement admits a narrow
+    accumulation where none is declared."""
+    name = "bf16-partial-sums"
+    order = "partial"
+    declared = {"precision": "bf16"}
+
+
+#: the same kernel claiming float32 accumulation, which it does not do: what the adapter must not
+#: declare (a cancelling dot product lands beyond that claim's bound)
+ClaimsF32PartialSumsBf16 = type("ClaimsF32PartialSumsBf16", (PartialSumsBf16,), {
+    "name": "bf16-partial-sums-claims-f32", "declared": {"precision": "bf16", "accumulation": "float32"}})
 
 
 class _F16:

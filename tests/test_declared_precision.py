@@ -34,10 +34,15 @@ BASE = {cls: next(b for b in (doubles.PairwiseF16, doubles.Tf32, doubles.Kernel)
         for cls in doubles.WRONG}
 
 
-def _sweep(classes, every: int = 1) -> dict:
-    """{double: [(case id, declared verdict, ratio, affected)]} over the corpus's float32 cases of
-    RNN, GRU and LSTM (every ``every``-th), each judged against the precision the double declares."""
-    cases, _ = load_paths(["cases/gru", "cases/lstm", "cases/rnn"])
+CORPUS = ("cases/gru", "cases/lstm", "cases/rnn")
+
+
+def _sweep(classes, every: int = 1, paths=CORPUS) -> dict:
+    """{double: [(case id, declared verdict, ratio, affected)]} over the float32 cases of ``paths``
+    (the corpus's RNN, GRU and LSTM; every ``every``-th), each judged against the precision the
+    double declares."""
+    cases, errors = load_paths([str(p) for p in paths])
+    assert not errors, errors
     cases = [c for c in cases if c.valid and c.dtype == "float32"][::every]
     out: dict = {cls: [] for cls in classes}
     for case in cases:
@@ -87,12 +92,13 @@ SWEEP_TIMEOUT = 3600
 
 @pytest.fixture(scope="module")
 def corpus():
-    return _sweep((*doubles.LEGITIMATE, *doubles.LEGITIMATE_F16, doubles.Tf32, *doubles.WRONG))
+    return _sweep((*doubles.LEGITIMATE, *doubles.LEGITIMATE_F16, doubles.Tf32, doubles.PartialSumsBf16,
+                   *doubles.WRONG))
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(SWEEP_TIMEOUT)
-@pytest.mark.parametrize("cls", [*doubles.LEGITIMATE, *doubles.LEGITIMATE_F16, doubles.Tf32],
+@pytest.mark.parametrize("cls", [*doubles.LEGITIMATE, *doubles.LEGITIMATE_F16, doubles.Tf32, doubles.PartialSumsBf16],
                          ids=lambda c: c.__name__)
 def test_legitimate_reduced_precision_kernels_raise_no_false_alarm_on_the_corpus(corpus, cls):
     rows = corpus[cls]
@@ -128,6 +134,32 @@ def test_on_a_sample_the_legitimate_kernels_pass_and_the_wrong_ones_fail():
     for cls in (doubles.TanhOff3Bf16, doubles.TanhOffHalfF16):
         affected = [r for r in found[cls] if r[3]]
         assert len(_failing(affected)) > len(affected) // 3, cls.__name__
+
+
+#: one step of 64-term dot products (Relu, no recurrence worth the name): where an accumulation
+#: that rounds partial sums to bf16 and one in float32 rounded once part (OpenVINO's measurement below)
+DOT64 = """\
+op: RNN
+clause: ONNX RNN-22
+description: 64-term dot products through Relu; the accumulation is what differs
+attributes: {hidden_size: 32, direction: forward, activations: [Relu]}
+shape: {seq_length: 2, batch_size: 16, input_size: 64}
+inputs: {seed: 7, distribution: {uniform: [-1.0, 1.0]}}
+"""
+
+
+def test_partial_sums_rounded_to_bf16_pass_undeclared_and_fail_a_float32_accumulation_claim(tmp_path):
+    """The other side of OpenVINO's measurement (test_openvinos_bf16_dot_products_...), on every
+    machine: a kernel that rounds its running sum to bf16 is right for bf16 where it declares no
+    accumulation (the judgement admits the narrow one) and beyond the bound where it claims float32
+    accumulation, while a kernel that does accumulate in float32 passes that claim."""
+    (tmp_path / "rnn").mkdir()
+    (tmp_path / "rnn" / "dot64.yaml").write_text(DOT64)
+    found = _sweep((doubles.PartialSumsBf16, doubles.ClaimsF32PartialSumsBf16, doubles.PairwiseBf16),
+                   paths=[tmp_path / "rnn"])
+    verdicts = {cls.__name__: [r[1] for r in rows] for cls, rows in found.items()}
+    assert verdicts == {"PartialSumsBf16": ["pass"], "ClaimsF32PartialSumsBf16": ["fail"],
+                        "PairwiseBf16": ["pass"]}, verdicts
 
 
 # -- the kernel model -------------------------------------------------------------------------------------
