@@ -54,7 +54,7 @@ from conformance.runtimes.effective import BY_NAME, describe_host, host, narrowe
 from conformance.specs import SPECS, NotExpressible  # noqa: E402
 
 SPEC = "onnx-14"
-LEGITIMATE = (*doubles.LEGITIMATE, *doubles.LEGITIMATE_F16, doubles.Tf32)
+LEGITIMATE = (*doubles.LEGITIMATE, doubles.PartialSumsBf16, *doubles.LEGITIMATE_F16, doubles.Tf32)
 BASE = {cls: next(b for b in (doubles.PairwiseF16, doubles.Tf32, doubles.Kernel) if issubclass(cls, b))
         for cls in doubles.WRONG}
 

@@ -264,9 +264,10 @@ class Adapter:
         asked: the default configuration asks for nothing). The accumulation of bf16 dot products is
         not declared: AVX512-BF16's VDPBF16PS and AMX's TDPBF16PS add bf16 products into float32,
         but the kernels round partial sums to bf16 on the way. Measured on OpenVINO 2026.4.1 (Intel
-        Xeon with avx512_bf16): one RNN step of 64-term dot products lands up to 91 times farther
+        Xeon with avx512_bf16): one RNN step of 64-term dot products lands at least 45 times farther
         from a float32 accumulation rounded once than that can, whatever rounding of X and W is
-        assumed, and up to u·Σ|x·w| from it (docs/configuration.md). Undeclared, the judgement
+        assumed (91 times with both rounded to nearest), and up to u·Σ|x·w| from it
+        (docs/configuration.md). Undeclared, the judgement
         admits bf16 accumulation."""
         if self._current is None:
             return {}
