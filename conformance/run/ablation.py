@@ -89,8 +89,9 @@ def _run(variants: list, target, pool, folder: Path, timeout: float, deadline: f
 
 
 def pinned_sibling(target, targets):
-    """The same runtime, version, device and spec with its precision pinned to the model's type."""
-    if target.config == PINNED:
+    """The same runtime, version, device and spec with its precision pinned to the model's type (none
+    for a target pinned already, in any execution form)."""
+    if base_config(target.config) == PINNED:
         return None
     return next((t for t in targets if t.config == PINNED and (t.runtime, t.version, t.device, t.spec, t.format)
                  == (target.runtime, target.version, target.device, target.spec, target.format)), None)
@@ -104,7 +105,7 @@ def _configuration_cause(target, precision: str, pinned_verdict: str | None, dty
     the pinned configuration fails too, the configuration is not the cause either."""
     from conformance.runtimes.effective import host
     where = f"on this CPU ({host().get('cpu') or '?'})" if target.device == "CPU" else f"on {target.device}"
-    if target.config == PINNED:
+    if base_config(target.config) == PINNED:   # pinned, in the plain form or in another
         return (f"fails whenever the dtype is {dtype or '?'}: it computes in {precision} {where} even with the "
                 f"precision pinned to the model's type (within the {precision} bound)", ["dtype"])
     head = (f"fails only in the {target.config} configuration, which computes in {precision} {where}: "
