@@ -136,7 +136,10 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
     # share the budget fairly: every target gets its k-th group ablated before any its (k+1)-th
     quota = _fair_quota(by_target, cases_by_id, budget)
     out_of_time = f"not ablated: the ablation's time budget ({seconds:g} s) was spent" if seconds is not None else ""
-    for target_id, items in by_target.items():
+    # the plain targets first: a form's group that fails on its plain sibling as well takes the
+    # sibling's cause (the form is not part of it) instead of being ablated again
+    order = sorted(by_target.items(), key=lambda kv: kv[0] in targets_by_id and bool(asked(targets_by_id[kv[0]].config)))
+    for target_id, items in order:
         target = targets_by_id.get(target_id)
         if target is None:
             continue
@@ -149,8 +152,9 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
             spent += _ablate_configuration(within, target, targets, cases_by_id, records, pool, folder, timeout,
                                            explained, budget - spent, deadline, out_of_time)
         plans: list[tuple[tuple[str, str, str, str], list[str], Case, list[Removal], dict[str, Case]]] = []
-        formed = _form_siblings(items, target, targets, cases_by_id, records, pool, folder, timeout, deadline)
+        formed, theirs = _form_siblings(items, target, targets, cases_by_id, records, pool, folder, timeout, deadline)
         spent += formed.pop("", 0)
+        items = _as_in_plain_form(items, target, targets, theirs, formed, explained)
         removals = FORM_ABLATIONS if asked(target.config) else ABLATIONS
         for key, ids in items:
             case = cases_by_id[ids[0]]
@@ -228,13 +232,35 @@ def plain_sibling(target, targets):
                  == (target.runtime, target.version, target.device, target.spec, target.format)), None)
 
 
-def _form_siblings(items, target, targets, cases_by_id, records, pool, folder, timeout, deadline) -> dict:
-    """For a target in an execution form: {group key: ", with shape=dynamic, where it runs as X; passes
-    with shape=static, where it runs as Y"} for each group whose first case passes on the plain
-    sibling (read from the run's records, else run now); ``""`` -> the runs spent."""
+def _as_in_plain_form(items, target, targets, theirs: dict, formed: dict, explained: list) -> list:
+    """The groups of a form's target still to ablate: a group whose first case has the same verdict on
+    the plain sibling, whose group of that verdict the ablation explained, takes the sibling's cause
+    and features (appended to ``explained``) and is left out."""
     sibling = plain_sibling(target, targets)
     if sibling is None:
-        return {}
+        return items
+    known = {k: (cause, features) for k, _ids, cause, features, _r in explained
+             if k[0] == sibling.id and not cause.startswith("not ablated")}
+    left = []
+    for key, ids in items:
+        same = key not in formed and theirs.get(ids[0]) == _label({"verdict": key[1], "declared": {"verdict": key[3]}})
+        said = known.get((sibling.id, *key[1:])) if same else None
+        if said is None:
+            left.append((key, ids))
+        else:
+            explained.append((key, ids, said[0], list(said[1]), []))
+    return left
+
+
+def _form_siblings(items, target, targets, cases_by_id, records, pool, folder, timeout, deadline
+                   ) -> tuple[dict, dict]:
+    """For a target in an execution form: ({group key: ", with shape=dynamic, where it runs as X; passes
+    with shape=static, where it runs as Y"} for each group whose first case passes on the plain
+    sibling, ``""`` -> the runs spent; {first case: the sibling's verdict}), the sibling's verdicts read
+    from the run's records, else run now."""
+    sibling = plain_sibling(target, targets)
+    if sibling is None:
+        return {}, {}
     firsts = {ids[0] for _, ids in items}
     theirs = {r["case"]: r for r in records if r["target"] == sibling.id and r["case"] in firsts}
     missing = [cases_by_id[c] for c in sorted(firsts - set(theirs))]
@@ -251,7 +277,7 @@ def _form_siblings(items, target, targets, cases_by_id, records, pool, folder, t
         plain = ", ".join(f"{k}={BY_KEY[k].default}" for k in form)
         found[key] = (f", with {said}{_runs_as(mine.get(ids[0]))}; passes with {plain}"
                       f"{_runs_as(theirs.get(ids[0]))}")
-    return found
+    return found, verdicts
 
 
 def _runs_as(record: dict | None) -> str:
