@@ -1,0 +1,174 @@
+"""A bundle is verified before it is written: ``repro.py`` runs in a fresh interpreter that can
+import only the pinned requirements, from a copy of the bundle in a scratch folder.
+
+Two ways, chosen by ``mode``:
+
+- ``venv``: a virtual environment holding exactly ``requirements.txt`` (``pip install -r``, wheels
+  only), made once per set of requirements under the suite's cache folder
+  (``~/.cache/rnn-conformance/bugreport/venv-<digest>``) and never touched by the suite after;
+  ``python -I repro.py`` runs there.
+- ``isolated``: this interpreter with ``-I`` (no PYTHONPATH, no user site, no current folder on the
+  path) and the suite's own packages (``conformance``, ``oracles``) hidden from imports; first it
+  checks that every requirement is installed at its pinned version.
+
+``auto`` makes or reuses the venv and falls back to ``isolated`` where the packages cannot be
+installed (no package index), saying why. The verdict of the run: exit status 1 is *reproduced*;
+0 is *not reproduced* (the divergence did not show outside the suite); anything else (a traceback,
+a missing package, a timeout, an exit status 1 without the line repro.py prints when the divergence
+shows) is *not reproduced* with that as the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import venv
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from conformance import caches
+
+MODES = ("auto", "venv", "isolated")
+#: seconds pip may take to make one environment, and repro.py to run
+INSTALL_TIMEOUT = 1200
+RUN_TIMEOUT = 600
+#: the line repro.py prints when the divergence shows (with exit status 1; a traceback also exits 1)
+MARKER = "the divergence shows"
+#: the suite's own top-level packages, which the isolated interpreter cannot import
+SUITE_PACKAGES = ("conformance", "oracles")
+#: run in the isolated interpreter before repro.py: hide the suite, check the pins, run the script
+ISOLATED = r"""
+import importlib.abc, importlib.metadata as md, runpy, sys
+HIDDEN = {hidden!r}
+class Hide(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in HIDDEN:
+            raise ModuleNotFoundError(f"No module named {{name!r}} (the suite's packages are hidden)", name=name)
+        return None
+sys.meta_path.insert(0, Hide())
+for line in {requirements!r}:
+    name, _, pinned = line.partition("==")
+    try:
+        found = md.version(name)
+    except md.PackageNotFoundError:
+        sys.exit(f"requirement {{line}} is not installed here")
+    if found.split("+")[0] != pinned.split("+")[0]:
+        sys.exit(f"requirement {{line}}: {{found}} is installed here")
+sys.argv = ["repro.py"]
+runpy.run_path("repro.py", run_name="__main__")
+"""
+
+
+@dataclass
+class Verification:
+    reproduced: bool
+    how: str                     # venv | isolated
+    where: str                   # the interpreter that ran it
+    exit_code: int | None
+    output: str
+    reason: str = ""             # why it did not reproduce ("" when it did)
+    seconds: float = 0.0
+    note: str = ""               # why ``auto`` fell back to ``isolated``
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def requirements_of(folder: Path) -> list[str]:
+    lines = (Path(folder) / "requirements.txt").read_text().splitlines()
+    return [ln.split("#", 1)[0].strip() for ln in lines if ln.split("#", 1)[0].strip()]
+
+
+def _clean_env() -> dict:
+    """The environment repro.py runs in: nothing that points Python at the suite."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON") and k != "VIRTUAL_ENV"}
+    env["PYTHONNOUSERSITE"] = "1"
+    env["PIP_NO_INPUT"] = "1"
+    return env
+
+
+def environment_for(requirements: list[str], log=print) -> tuple[Path | None, str]:
+    """(the interpreter of the venv holding exactly ``requirements``, "") or (None, why it could not be made)."""
+    base = caches.folder("bugreport", "RNN_CONFORMANCE_BUGREPORT_VENVS")
+    if base is None:
+        return None, "RNN_CONFORMANCE_BUGREPORT_VENVS is off"
+    folder = base / f"venv-{caches.digest(*sorted(requirements), sys.version)[:16]}"
+    python = folder / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    ready = folder / "ready.txt"
+    if ready.is_file():
+        return python, ""
+    log(f"making a fresh environment for {', '.join(requirements)} in {folder} ...")
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    venv.EnvBuilder(with_pip=True, clear=True, symlinks=os.name != "nt").create(folder)
+    try:
+        done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                               "--only-binary", ":all:", *requirements], capture_output=True, text=True,
+                              timeout=INSTALL_TIMEOUT, env=_clean_env())
+    except subprocess.TimeoutExpired:
+        return None, f"pip did not install the requirements within {INSTALL_TIMEOUT} s"
+    if done.returncode != 0:
+        tail = " ".join((done.stderr or done.stdout).strip().splitlines()[-3:])[:600]
+        shutil.rmtree(folder, ignore_errors=True)
+        return None, f"pip could not install the requirements: {tail}"
+    ready.write_text("\n".join(requirements) + "\n")
+    return python, ""
+
+
+def _run(command: list[str], folder: Path, timeout: float) -> tuple[int | None, str, float]:
+    """``command`` in a scratch copy of ``folder``: (exit status or None on a timeout, output, seconds)."""
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bugreport-verify-") as tmp:
+        copy = Path(tmp) / "bundle"
+        shutil.copytree(folder, copy)
+        try:
+            done = subprocess.run(command, cwd=copy, capture_output=True, text=True, timeout=timeout,
+                                  env=_clean_env())
+        except subprocess.TimeoutExpired as exc:
+            out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            return None, out, time.perf_counter() - start
+    return done.returncode, (done.stdout + done.stderr), time.perf_counter() - start
+
+
+def verify(folder: Path, mode: str = "auto", timeout: float = RUN_TIMEOUT, log=print) -> Verification:
+    """Run the bundle's repro.py as :data:`MODES` say; whether it reproduced, and why not."""
+    if mode not in MODES:
+        raise ValueError(f"mode {mode!r} is none of {MODES}")
+    requirements = requirements_of(folder)
+    note = ""
+    if mode in ("auto", "venv"):
+        python, why = environment_for(requirements, log)
+        if python is not None:
+            return _judge("venv", str(python), *_run([str(python), "-I", "repro.py"], folder, timeout))
+        if mode == "venv":
+            return Verification(False, "venv", "", None, "", f"no fresh environment: {why}")
+        note = f"no fresh environment ({why}); ran in this interpreter with the suite's packages hidden"
+    source = ISOLATED.format(hidden=SUITE_PACKAGES, requirements=requirements)
+    result = _judge("isolated", sys.executable, *_run([sys.executable, "-I", "-c", source], folder, timeout))
+    result.note = note
+    return result
+
+
+def _judge(how: str, where: str, code: int | None, output: str, seconds: float) -> Verification:
+    tail = output.strip()[-4000:]
+    shown = any(line.startswith(MARKER) for line in output.splitlines())
+    if code == 1 and shown and "Traceback (most recent call last)" not in output:
+        return Verification(True, how, where, code, tail, "", round(seconds, 2))
+    if code is None:
+        reason = f"repro.py did not finish within the time given; its output: {_last(tail)}"
+    elif code == 1:
+        reason = f"repro.py failed (exit status 1 without the divergence's line) instead of running the program: {_last(tail)}"
+    elif code == 0:
+        reason = f"repro.py ran and the divergence did not show outside the suite ({_last(tail)})"
+    else:
+        reason = f"repro.py failed (exit status {code}) instead of running the program: {_last(tail)}"
+    return Verification(False, how, where, code, tail, reason, round(seconds, 2))
+
+
+def _last(text: str) -> str:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return " / ".join(lines[-3:])[:600] if lines else "no output"
