@@ -104,7 +104,10 @@ def make(subject: Subject, target, pool, out_dir: Path, mode: str = "auto", time
         staging = scratch / "bundle"
         files.write(bundle, staging, plugin)
         log(f"  {subject.name}: verifying repro.py in a fresh interpreter ...")
-        bundle.verification = verify(staging, mode, log=log)
+        message = str(ran.record.get("message") or "")
+        refusal = message.split("rejected a valid case: ", 1)[1] if subject.verdict == "rejected" and \
+            "rejected a valid case: " in message else ""
+        bundle.verification = verify(staging, mode, log=log, refusal=refusal)
         if not bundle.verification.reproduced:
             raise BundleError(f"not written: {bundle.verification.reason}", bundle.verification)
         files.finish(bundle, staging)

@@ -14,16 +14,20 @@ from conformance.cli import EXIT_FAILURES, EXIT_OK
 class Run:
     """A run's results (results.jsonl, clusters.json) and the cases its records name."""
 
-    def __init__(self, path: Path):
+    def __init__(self, records: list, clusters: list | None):
+        self.records = records
+        self.clusters = clusters or []
+        self.by_pair = {(r["case"], r["target"]): r for r in self.records}
+        self._files: dict = {}
+
+    @classmethod
+    def load(cls, path: Path) -> Run:
         from conformance.report.merge import ReportInputError, load
         try:
             loaded = load([path])
         except ReportInputError as exc:
             raise click.UsageError(str(exc)) from exc
-        self.records = loaded.records
-        self.clusters = loaded.clusters or []
-        self.by_pair = {(r["case"], r["target"]): r for r in self.records}
-        self._files: dict = {}
+        return cls(loaded.records, loaded.clusters)
 
     def case(self, record: dict):
         """The case a record names, read from its case file (None where that file is gone)."""
@@ -78,9 +82,8 @@ def targets_for(subjects, plugins, timeout: float, pool):
     """The targets the subjects name, found and measured on this machine: {id: Target}."""
     from conformance.run.probe import PROBE_TIMEOUT, measured
     from conformance.selection import select_targets
-    runtimes = sorted({s.target_id.split("/", 1)[0].rsplit("-", 1)[0] for s in subjects})
     found, skipped, _ = select_targets((), plugins, (), ())
-    found = [t for t in found if any(t.id.startswith(r) for r in runtimes)]
+    found = [t for t in found if any(s.target_id.startswith((t.runtime + "-", t.runtime + "/")) for s in subjects)]
     return {t.id: t for t in measured(found, pool, timeout=min(timeout, PROBE_TIMEOUT))}, skipped
 
 
@@ -120,6 +123,11 @@ def write_reports(subjects, out: Path, plugins=(), mode: str = "auto", timeout: 
                 bundle = make(subject, target, pool, out, mode, timeout, plugin_of(target), log=log)
             except (BundleError, NotReportable) as exc:
                 refused.append((subject, str(exc)))
+                continue
+            except Exception as exc:  # noqa: BLE001 - a suite error costs this report, not the others
+                import traceback
+                traceback.print_exc()
+                refused.append((subject, f"the suite failed making it (a suite bug to report): {type(exc).__name__}: {exc}"))
                 continue
             check = bundle.verification
             entry = {"folder": bundle.folder.name, "cluster": (subject.cluster or {}).get("id"), "kind": subject.kind,
@@ -177,7 +185,7 @@ def bugreport_command(results, cluster_ids, every, case_id, target_id, finding, 
     else:
         if results is None:
             raise click.UsageError("name the RESULTS of a run (or --finding FILE)")
-        run = Run(results)
+        run = Run.load(results)
         if expectation:
             chosen = [run.cluster(i) for i in cluster_ids] if cluster_ids else run.clusters
             for cluster in chosen:

@@ -83,13 +83,22 @@ def draft(cluster: dict, records: list[dict]) -> dict:
         entry["config"] = {"precision": precisions if len(precisions) > 1 else precisions[0]}
     entry["verdict"] = cluster["verdict"]
     versions = sorted({str(r.get("runtime_version")) for r in records if r.get("runtime_version")})
-    if versions:
+    if versions and all(_is_version(v) for v in versions):
         entry["versions"] = ",".join(f"=={v}" for v in versions) if len(versions) == 1 else \
             f">={versions[0]},<={versions[-1]}"
     entry["kind"] = KIND.get(cluster["verdict"], "known-bug")
     entry["reason"] = cluster["cause"]
     entry["upstream"] = f"none found (searched {datetime.date.today().isoformat()})"
     return entry
+
+
+def _is_version(text: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+    try:
+        Version(text)
+    except InvalidVersion:
+        return False
+    return True
 
 
 def render(entry: dict) -> str:

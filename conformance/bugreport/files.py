@@ -29,8 +29,9 @@ def _pin(distribution: str) -> str:
 
 
 def _plugin(record: dict, plugin: dict | None) -> dict | None:
-    """How repro.py reaches a runtime plugin: its module copied beside it where no installed
-    distribution carries it, and the distributions its module imports."""
+    """How repro.py reaches a runtime plugin: through its installed distribution, or its module file
+    copied beside it (a module that imports nothing of its own package), with the distributions that
+    module imports."""
     if not plugin:
         return None
     module, _, attr = plugin["path"].partition(":")
@@ -43,19 +44,27 @@ def _plugin(record: dict, plugin: dict | None) -> dict | None:
         context["packages"] = owners[top][:1]
         context["vendored"] = f"installed from the {owners[top][0]} distribution"
         return context
-    if not source.is_file() or "." in module:
+    imported = _imports(source) if source.is_file() else {top}
+    own = top in imported or any(m.startswith(".") for m in imported)
+    if "." in module and own or not source.is_file():
         raise NotReportable(f"the runtime plugin {plugin['path']} is neither an installed distribution nor a "
-                            f"single module file that could be copied beside repro.py")
-    context["copy"] = source
-    context["vendored"] = f"its module {source.name}, copied beside this script"
-    imported = set()
-    for node in ast.walk(ast.parse(source.read_text())):
-        if isinstance(node, ast.Import):
-            imported |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            imported.add(node.module.split(".")[0])
+                            f"module file that could be copied beside repro.py (one that imports nothing of its "
+                            f"own package)")
+    context.update(copy=source, module=module.rsplit(".", 1)[-1],
+                   vendored=f"its module {source.name}, copied beside this script")
     context["packages"] = sorted({owners[m][0] for m in imported if m in owners and m not in sys.stdlib_module_names})
     return context
+
+
+def _imports(source: Path) -> set:
+    """The top-level modules a module file imports (relative imports as its own package's)."""
+    found = set()
+    for node in ast.walk(ast.parse(source.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            found.add(node.module.split(".")[0] if node.module and not node.level else "." * node.level)
+    return found
 
 
 def write(bundle, folder: Path, plugin: dict | None = None) -> None:
@@ -84,7 +93,7 @@ def write(bundle, folder: Path, plugin: dict | None = None) -> None:
         shutil.copy2(plug["copy"], folder / Path(plug["copy"]).name)
     _case_file(case, record, folder)
     packages = list(runner.packages) + list(plug["packages"] if plug else [])
-    bundle.requirements = [_pin("numpy")] + [_pin(p) for p in dict.fromkeys(packages)]
+    bundle.requirements = list(dict.fromkeys([_pin("numpy")] + [_pin(p) for p in packages]))
     if any(p.name.endswith(".bf16.npy") for p in folder.rglob("*.npy")):
         bundle.requirements.append(_pin("ml_dtypes"))
     (folder / "requirements.txt").write_text(
@@ -122,9 +131,9 @@ def _program_files(ran, folder: Path, program) -> dict:
     for path in ran.files:
         shutil.copy2(path, folder / path.name)
     names["model"] = ran.files[0].name
-    for role, written in (program.files or {}).items():
-        if role != "model" and Path(written).name in {p.name for p in ran.files}:
-            names[role] = Path(written).name
+    for path in ran.files[1:]:   # an IR's .bin, torch's state_dict (.npz)
+        if path.suffix in (".bin", ".npz"):
+            names.setdefault("weights", path.name)
     return names
 
 

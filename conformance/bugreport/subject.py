@@ -45,7 +45,8 @@ def choose_target(cluster: dict, by_pair: dict) -> str:
     """The target a cluster's report is made on (the module docstring says how)."""
     def key(target: str):
         records = [by_pair.get((c, target)) or {} for c in cluster["cases_by_target"][target]]
-        narrower = all(_narrower(r) for r in records) if records else True
+        # a configuration that computes narrower than the model's type, as its id says or its pairs' judgements
+        narrower = "→" in target or (all(_narrower(r) for r in records) if records else True)
         spec = target.rsplit("@", 1)[-1]
         return (narrower, -len(records), not spec.startswith("onnx-"), [-p for p in _numbers(spec)])
     return min(cluster["cases_by_target"], key=key)

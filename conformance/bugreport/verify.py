@@ -38,6 +38,8 @@ INSTALL_TIMEOUT = 1200
 RUN_TIMEOUT = 600
 #: the line repro.py prints when the divergence shows (with exit status 1; a traceback also exits 1)
 MARKER = "the divergence shows"
+#: what repro.py prints before the runtime's refusal
+REFUSED = "refused the model: "
 #: the suite's own top-level packages, which the isolated interpreter cannot import
 SUITE_PACKAGES = ("conformance", "oracles")
 #: run in the isolated interpreter before repro.py: hide the suite, check the pins, run the script
@@ -134,8 +136,10 @@ def _run(command: list[str], folder: Path, timeout: float) -> tuple[int | None, 
     return done.returncode, (done.stdout + done.stderr), time.perf_counter() - start
 
 
-def verify(folder: Path, mode: str = "auto", timeout: float = RUN_TIMEOUT, log=print) -> Verification:
-    """Run the bundle's repro.py as :data:`MODES` say; whether it reproduced, and why not."""
+def verify(folder: Path, mode: str = "auto", timeout: float = RUN_TIMEOUT, log=print, refusal: str = "") -> Verification:
+    """Run the bundle's repro.py as :data:`MODES` say; whether it reproduced, and why not. For a
+    refused model, ``refusal`` is the runtime's message in the suite: repro.py's refusal must be
+    the same one (a script that fails on its own is no reproduction)."""
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} is none of {MODES}")
     requirements = requirements_of(folder)
@@ -143,20 +147,27 @@ def verify(folder: Path, mode: str = "auto", timeout: float = RUN_TIMEOUT, log=p
     if mode in ("auto", "venv"):
         python, why = environment_for(requirements, log)
         if python is not None:
-            return _judge("venv", str(python), *_run([str(python), "-I", "repro.py"], folder, timeout))
+            return _judge("venv", str(python), *_run([str(python), "-I", "repro.py"], folder, timeout),
+                          refusal=refusal)
         if mode == "venv":
             return Verification(False, "venv", "", None, "", f"no fresh environment: {why}")
         note = f"no fresh environment ({why}); ran in this interpreter with the suite's packages hidden"
     source = ISOLATED.format(hidden=SUITE_PACKAGES, requirements=requirements)
-    result = _judge("isolated", sys.executable, *_run([sys.executable, "-I", "-c", source], folder, timeout))
+    result = _judge("isolated", sys.executable, *_run([sys.executable, "-I", "-c", source], folder, timeout),
+                    refusal=refusal)
     result.note = note
     return result
 
 
-def _judge(how: str, where: str, code: int | None, output: str, seconds: float) -> Verification:
+def _judge(how: str, where: str, code: int | None, output: str, seconds: float, refusal: str = "") -> Verification:
     tail = output.strip()[-4000:]
     shown = any(line.startswith(MARKER) for line in output.splitlines())
+    refused = output.split(REFUSED, 1)[1].split("\n" + MARKER, 1)[0] if REFUSED in output else ""
     if code == 1 and shown and "Traceback (most recent call last)" not in output:
+        if refusal and not same_refusal(refusal, refused):
+            return Verification(False, how, where, code, tail,
+                                f"repro.py's refusal ({refused[:300]}) is not the one the suite saw ({refusal[:300]})",
+                                round(seconds, 2))
         return Verification(True, how, where, code, tail, "", round(seconds, 2))
     if code is None:
         reason = f"repro.py did not finish within the time given; its output: {_last(tail)}"
@@ -167,6 +178,17 @@ def _judge(how: str, where: str, code: int | None, output: str, seconds: float) 
     else:
         reason = f"repro.py failed (exit status {code}) instead of running the program: {_last(tail)}"
     return Verification(False, how, where, code, tail, reason, round(seconds, 2))
+
+
+def same_refusal(suite: str, repro: str) -> bool:
+    """Whether two refusal messages are the runtime's same refusal: they share a run of words at
+    least half as long as the shorter message's (up to 40 characters), whatever each wraps it in."""
+    import difflib
+    a, b = " ".join(suite.split()), " ".join(repro.split())
+    if not a or not b:
+        return False
+    match = difflib.SequenceMatcher(None, a, b, autojunk=False).find_longest_match(0, len(a), 0, len(b))
+    return match.size >= min(40, max(8, min(len(a), len(b)) // 2))
 
 
 def _last(text: str) -> str:

@@ -1,0 +1,141 @@
+"""`conformance bugreport`: a report folder is written only when its repro.py reproduces the divergence
+outside the suite; `--expectation` drafts the entry that covers a cluster.
+
+The runtimes are the deliberate test doubles of tests/bugreport_doubles.py (onnxruntime with a known
+gate-order bug everywhere, or only inside the suite's worker); the reports of the real runtimes'
+clusters are made by `conformance bugreport RESULTS --all` (docs/bugreports.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import conformance
+
+CASE = ["cases/gru/basic.yaml", "-k", "gru/basic[direction=forward,B=random,initial_h=random]"]
+SWAPPED = "tests.bugreport_doubles:SwappedGateGRU"
+SUITE_ONLY = "tests.bugreport_doubles:SuiteOnlyGRU"
+
+
+def _run(tmp_path: Path, plugin: str, runtime: str) -> Path:
+    out = tmp_path / "run"
+    conformance("run", *CASE, "--runtime-plugin", plugin, "--runtime", runtime, "--spec", "onnx-14",
+                "--out", out, "-q", check=1)
+    clusters = json.loads((out / "clusters.json").read_text())
+    assert [c["runtime"] for c in clusters] == [runtime], clusters
+    return out
+
+
+def _standalone(folder: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+    """repro.py from a copy outside the repository, in an isolated interpreter that cannot import the
+    suite's packages (sys.modules entries of None make an import fail)."""
+    copy = tmp_path / "elsewhere"
+    shutil.copytree(folder, copy)
+    hide = ("import runpy, sys; sys.modules['conformance'] = sys.modules['oracles'] = None; "
+            "sys.argv = ['repro.py']; runpy.run_path('repro.py', run_name='__main__')")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    return subprocess.run([sys.executable, "-I", "-c", hide], cwd=copy, capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def test_a_bundle_for_a_deliberate_bug_reproduces_and_the_report_links_to_it(tmp_path):
+    run = _run(tmp_path, SWAPPED, "swapped-gate-gru")
+    proc = conformance("bugreport", run, "--runtime-plugin", SWAPPED, "--verify", "isolated", check=0)
+    assert "1 report written" in proc.stdout, proc.stdout
+    folder = run / "bugreports" / "c1-swapped-gate-gru"
+    names = {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+    assert {"ISSUE.md", "repro.py", "requirements.txt", "bundle.json", "case.yaml", "model.onnx", "tolerance.json",
+            "bugreport_doubles.py", "test_data_set_0/input_0.pb", "test_data_set_0/output_0.pb",
+            "expected/Y.npy", "expected/Y.allowed.npy", "inputs/X.npy"} <= names, names
+    pins = (folder / "requirements.txt").read_text()
+    import numpy
+    import onnxruntime
+    assert f"numpy=={numpy.__version__}" in pins and f"onnxruntime=={onnxruntime.__version__}" in pins
+    bundle = json.loads((folder / "bundle.json").read_text())
+    assert bundle["verified"]["reproduced"] is True and bundle["verified"]["how"] == "isolated"
+    assert bundle["verdict"] == "fail" and bundle["cluster"] == "c1"
+    # the reduction took away what the failure does not need (the gate swap shows without B and initial_h)
+    assert set(bundle["removed"]) == {"B", "initial_h"}, bundle["removed"]
+    # repro.py imports neither the suite nor the oracle, and exits 1 showing got, expected, bound and worst element
+    done = _standalone(folder, tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    for line in ("worst element Y", "  got ", "  expected ", "  bound ", "the divergence shows"):
+        assert line in done.stdout, done.stdout
+    issue = (folder / "ISSUE.md").read_text()
+    assert "the divergence shows" in issue and "https://onnx.ai/onnx/operators/onnx__GRU.html#gru-14" in issue
+    # the run's report links the cluster and the case page to the bundle
+    conformance("report", run, "--artifacts", "full", check=0)
+    assert 'href="bugreports/c1-swapped-gate-gru/ISSUE.md"' in (run / "index.html").read_text()
+    pages = list((run / "cases").glob("*.html"))
+    assert any("../bugreports/c1-swapped-gate-gru/ISSUE.md" in p.read_text() for p in pages)
+
+
+def test_a_bundle_whose_divergence_does_not_reproduce_outside_the_suite_is_refused(tmp_path):
+    run = _run(tmp_path, SUITE_ONLY, "suite-only-gru")
+    proc = conformance("bugreport", run, "--runtime-plugin", SUITE_ONLY, "--verify", "isolated", check=1)
+    assert "the divergence did not show outside the suite" in proc.stderr, proc.stdout + proc.stderr
+    assert "no divergence: every element is within its bound" in proc.stderr
+    assert not (run / "bugreports" / "c1-suite-only-gru").exists()
+    index = json.loads((run / "bugreports" / "index.json").read_text())
+    assert index[0]["folder"] is None and "did not show outside the suite" in index[0]["refused"]
+
+
+def test_the_drafted_expectation_covers_the_cluster(tmp_path):
+    from conformance.gate import Expectations, classify
+    from conformance.run.results import read_results
+    run = _run(tmp_path, SWAPPED, "swapped-gate-gru")
+    proc = conformance("bugreport", run, "--expectation", check=0)
+    assert "upstream: none found (searched" in proc.stdout and "# the issue's URL once it is filed" in proc.stdout
+    body = "\n".join(line for line in proc.stdout.splitlines() if not line.startswith("# c"))
+    path = tmp_path / "drafted.yaml"
+    path.write_text("entries:\n" + body + "\n")
+    expectations = Expectations.load([path])
+    records = read_results(run / "results.jsonl")
+    assert [classify(r, expectations)["gate"] for r in records] == ["expected"]
+
+
+def test_verification_reads_the_divergence_line_not_only_the_exit_status(tmp_path):
+    """A script that dies with a traceback also exits 1: it is no reproduction."""
+    import numpy
+
+    from conformance.bugreport.verify import same_refusal, verify
+    cases = {"traceback": ("raise RuntimeError('the script itself is broken')", False),
+             "shown": ("print('the divergence shows'); raise SystemExit(1)", True),
+             "clean": ("print('no divergence'); raise SystemExit(0)", False),
+             "refusal": ("print('rt refused the model: TypeError: data type not understood'); "
+                         "print('the divergence shows'); raise SystemExit(1)", False)}
+    for name, (body, reproduced) in cases.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "repro.py").write_text(f"import numpy\n{body}\n")
+        (folder / "requirements.txt").write_text(f"numpy=={numpy.__version__}\n")
+        refusal = "Couldn't create operation: LSTMSequence" if name == "refusal" else ""
+        check = verify(folder, "isolated", refusal=refusal)
+        assert check.reproduced is reproduced, (name, check)
+        assert reproduced or check.reason
+    assert same_refusal("OpenVINO's builders refused LSTMSequence-1: RuntimeError: Couldn't create operation: "
+                        "LSTMSequence", "RuntimeError: Couldn't create operation: LSTMSequence")
+    assert not same_refusal("Couldn't create operation: LSTMSequence", "TypeError: data type 'f32' not understood")
+
+
+def test_a_fresh_virtual_environment_reproduces_the_deliberate_bug(tmp_path):
+    """The default verification: a venv holding only requirements.txt (made once per set of pins)."""
+    from conformance.bugreport.verify import environment_for
+    run = _run(tmp_path, SWAPPED, "swapped-gate-gru")
+    conformance("bugreport", run, "--runtime-plugin", SWAPPED, "--verify", "isolated", check=0)
+    folder = run / "bugreports" / "c1-swapped-gate-gru"
+    pins = [ln for ln in (folder / "requirements.txt").read_text().splitlines() if not ln.startswith("#")]
+    python, why = environment_for(pins)
+    if python is None:
+        pytest.skip(f"no fresh environment can be made here: {why}")
+    conformance("bugreport", run, "--runtime-plugin", SWAPPED, "--verify", "venv", check=0)
+    bundle = json.loads((folder / "bundle.json").read_text())
+    assert bundle["verified"]["how"] == "venv" and bundle["verified"]["reproduced"] is True
+    assert str(python) == bundle["verified"]["where"]
