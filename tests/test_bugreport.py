@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import conformance
+from tests.conftest import ROOT, conformance
 
 CASE = ["cases/gru/basic.yaml", "-k", "gru/basic[direction=forward,B=random,initial_h=random]"]
 SWAPPED = "tests.bugreport_doubles:SwappedGateGRU"
@@ -139,3 +139,40 @@ def test_a_fresh_virtual_environment_reproduces_the_deliberate_bug(tmp_path):
     bundle = json.loads((folder / "bundle.json").read_text())
     assert bundle["verified"]["how"] == "venv" and bundle["verified"]["reproduced"] is True
     assert str(python) == bundle["verified"]["where"]
+
+
+def test_a_webnn_report_is_a_page_verified_in_the_real_browser(tmp_path):
+    """repro.html replays the graph document in the browser the target ran in, and says whether the
+    divergence shows: not for a pair that passes, and yes once an expected value is wrong."""
+    from tests.test_webnn import browser_or_skip
+    browser_or_skip()
+    from conformance.bugreport import files
+    from conformance.bugreport.bundle import Bundle
+    from conformance.bugreport.pair import run_pair
+    from conformance.bugreport.subject import Subject
+    from conformance.bugreport.verify import verify_page
+    from conformance.case.load import load_file
+    from conformance.run.probe import measured
+    from conformance.run.workers import Pool
+    from conformance.selection import select_targets
+    cases, _ = load_file(ROOT / CASE[0])
+    case = next(c for c in cases if c.id == CASE[2])
+    found, _, _ = select_targets(("webnn-cr",), (), ("webnn",), ())
+    with Pool(1) as pool:
+        target = measured(found, pool)[0]
+        ran = run_pair(case, target, pool, tmp_path / "run")
+    assert ran.verdict == "pass"
+    bundle = Bundle(Subject("pair", "webnn", target.id, "fail", "a test", [case], [ran.record]), ran,
+                    tmp_path / "out", browser=dict(target.ref.kwargs)["executable"])
+    folder = tmp_path / "bundle"
+    files.write(bundle, folder)
+    assert {"repro.html", "expected/Y.json", "requirements.txt", ran.files[0].name} <= {
+        str(p.relative_to(folder)) for p in folder.rglob("*")}
+    check = verify_page(folder, bundle.browser)
+    assert not check.reproduced and "no divergence: every element is within its bound" in check.output
+    wrong = json.loads((folder / "expected" / "Y.json").read_text())
+    wrong["expected"][0] += 0.5
+    (folder / "expected" / "Y.json").write_text(json.dumps(wrong))
+    check = verify_page(folder, bundle.browser)
+    assert check.reproduced, check
+    assert "worst element Y[0]" in check.output and "the divergence shows" in check.output

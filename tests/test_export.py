@@ -11,7 +11,6 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from conformance.run.results import read_results
 from tests.conftest import ROOT, conformance

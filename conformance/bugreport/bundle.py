@@ -30,7 +30,7 @@ from pathlib import Path
 from conformance.bugreport.pair import Ran, run_pair
 from conformance.bugreport.smallest import same_failure, smallest_case
 from conformance.bugreport.subject import Subject
-from conformance.bugreport.verify import Verification, verify
+from conformance.bugreport.verify import Verification, verify, verify_page
 
 SCHEMA = "rnn-conformance/bugreport/1"
 
@@ -61,6 +61,7 @@ class Bundle:
     search: str = ""
     suite_repro: str = ""
     numpy: str = ""
+    browser: str = ""              # a WebNN target's browser executable (repro.html runs there)
     vectors: object = None          # conformance.export.vectors.Vectors of the case (valid cases)
 
     def size(self) -> int:
@@ -100,14 +101,18 @@ def make(subject: Subject, target, pool, out_dir: Path, mode: str = "auto", time
             raise BundleError(f"{case.id} on {target.id} is {ran.record['verdict']} now, not "
                               f"{subject.verdict}: the divergence does not show in the suite itself "
                               f"({(ran.record.get('message') or '').splitlines()[0][:300] if ran.record.get('message') else ''})")
-        bundle = Bundle(subject, ran, Path(out_dir) / subject.name, removed)
+        bundle = Bundle(subject, ran, Path(out_dir) / subject.name, removed,
+                        browser=dict(target.ref.kwargs).get("executable", "") if target.runtime == "webnn" else "")
         staging = scratch / "bundle"
         files.write(bundle, staging, plugin)
         log(f"  {subject.name}: verifying repro.py in a fresh interpreter ...")
         message = str(ran.record.get("message") or "")
         refusal = message.split("rejected a valid case: ", 1)[1] if subject.verdict == "rejected" and \
             "rejected a valid case: " in message else ""
-        bundle.verification = verify(staging, mode, log=log, refusal=refusal)
+        if bundle.browser:
+            bundle.verification = verify_page(staging, bundle.browser)
+        else:
+            bundle.verification = verify(staging, mode, log=log, refusal=refusal)
         if not bundle.verification.reproduced:
             raise BundleError(f"not written: {bundle.verification.reason}", bundle.verification)
         files.finish(bundle, staging)

@@ -130,6 +130,7 @@ def write_reports(subjects, out: Path, plugins=(), mode: str = "auto", timeout: 
                 refused.append((subject, f"the suite failed making it (a suite bug to report): {type(exc).__name__}: {exc}"))
                 continue
             check = bundle.verification
+            assert check is not None  # make() returns verified bundles only
             entry = {"folder": bundle.folder.name, "cluster": (subject.cluster or {}).get("id"), "kind": subject.kind,
                      "case": bundle.ran.case.id, "source_cases": [c.id for c in subject.cases][:50],
                      "target": subject.target_id, "reproduced": check.reproduced, "how": check.how,

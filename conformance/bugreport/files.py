@@ -81,7 +81,7 @@ def write(bundle, folder: Path, plugin: dict | None = None) -> None:
     for name, array in program.feeds.items():
         script.save_array(folder / "inputs", name, array)
     if case.valid:
-        _expected(bundle, folder)
+        _expected(bundle, folder, page=runner.template == "webnn_page")
     if program.format == "onnx" and case.valid:
         from conformance.export.onnx_node import tolerance_document, write_test_data
         expected = [(n, program_layout(program, c, bundle.vectors.outputs[c].rounded(case.dtype))[0])
@@ -92,26 +92,47 @@ def write(bundle, folder: Path, plugin: dict | None = None) -> None:
     if plug is not None and plug.get("copy"):
         shutil.copy2(plug["copy"], folder / Path(plug["copy"]).name)
     _case_file(case, record, folder)
+    _facts(bundle, record, case, program, subject, plug)
+    summary = textwrap.fill(f"{record['target']} {issue._verb(subject.verdict)} on {case.describe()}. "
+                            f"{subject.cause}. Spec: {bundle.clause} ({bundle.clause_url}).", 96)
+    if runner.template == "webnn_page":
+        browser = str((record.get("effective") or {}).get("browser") or browser_of(bundle))
+        bundle.requirements = []
+        (folder / "requirements.txt").write_text(
+            f"# no Python package: repro.html runs in a browser whose WebNN works, as {record['target']} did\n"
+            f"# {browser}\n")
+        (folder / "repro.html").write_text(script.render_page(ran, names, bundle.title, summary, subject.verdict,
+                                                              browser))
+        bundle.listing = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+        return
     packages = list(runner.packages) + list(plug["packages"] if plug else [])
     bundle.requirements = list(dict.fromkeys([_pin("numpy")] + [_pin(p) for p in packages]))
     if any(p.name.endswith(".bf16.npy") for p in folder.rglob("*.npy")):
         bundle.requirements.append(_pin("ml_dtypes"))
     (folder / "requirements.txt").write_text(
         f"# the versions {record['runtime']} diverged with ({record['target']})\n" + "\n".join(bundle.requirements) + "\n")
+    (folder / "repro.py").write_text(script.render(ran, runner, names, bundle.title, summary, subject.verdict,
+                                                   plugin=plug))
+    bundle.listing = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def _facts(bundle, record: dict, case, program, subject, plug) -> None:
+    """What ISSUE.md and the scripts say about the report: its tracker, clause, title, search link."""
+    from conformance.specs import SPECS
     bundle.numpy = metadata.version("numpy")
     bundle.expectation = known(subject.records)
     bundle.tracker = issue.tracker_for(record.get("runtime_family", record["runtime"]),
                                        bundle.expectation.get("kind", ""), plugin=plug is not None)
-    from conformance.specs import SPECS
     bundle.clause = SPECS[record["spec"]].clause(case)
     bundle.clause_url = issue.clause_url(record["spec"], case, program)
     bundle.title = f"{record['runtime']} {record.get('runtime_version', '')}: {subject.cause}"
     bundle.search = issue.search_link(bundle.tracker, case, subject)
-    summary = textwrap.fill(f"{record['target']} {issue._verb(subject.verdict)} on {case.describe()}. "
-                            f"{subject.cause}. Spec: {bundle.clause} ({bundle.clause_url}).", 96)
-    (folder / "repro.py").write_text(script.render(ran, runner, names, bundle.title, summary, subject.verdict,
-                                                   plugin=plug))
-    bundle.listing = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def browser_of(bundle) -> str:
+    """The browser a WebNN target ran in, in words (its version and executable)."""
+    record = bundle.ran.record
+    return f"{record['runtime']} {record.get('runtime_version', '')} ({bundle.browser or 'the suite browser'})"
 
 
 def _program_files(ran, folder: Path, program) -> dict:
@@ -137,8 +158,9 @@ def _program_files(ran, folder: Path, program) -> dict:
     return names
 
 
-def _expected(bundle, folder: Path) -> None:
-    """expected/<output>.npy (exact, float64) and <output>.allowed.npy, in the program's layout."""
+def _expected(bundle, folder: Path, page: bool = False) -> None:
+    """expected/<output>.npy (exact, float64) and <output>.allowed.npy, in the program's layout
+    (``page``: also expected/<output>.json for repro.html, in C order)."""
     ran = bundle.ran
     record, case, program = ran.record, ran.case, ran.program
     from conformance.runtimes.effective import BY_NAME
@@ -157,6 +179,14 @@ def _expected(bundle, folder: Path) -> None:
         script.save_array(folder / "expected", canonical, program_layout(program, canonical, out.expected)[0])
         script.save_array(folder / "expected", canonical + ".allowed",
                           program_layout(program, canonical, out.allowed)[0])
+        if page:
+            exact = program_layout(program, canonical, out.expected)[0].ravel()
+            allowed = program_layout(program, canonical, out.allowed)[0].ravel()
+            (folder / "expected" / f"{canonical}.json").write_text(json.dumps({
+                "shape": list(out.expected.shape),
+                "expected": [float(x) if np.isfinite(x) else str(float(x)).replace("inf", "Infinity").replace("nan", "NaN")
+                             for x in exact],
+                "allowed": [float(a) if np.isfinite(a) else None for a in allowed]}) + "\n")
     bundle.bound_text = (f"allowed error per element: {vectors.tolerance.get('source', '')}"
                          + (f"; for an implementation computing in {compute}, as this configuration does"
                             if compute else ""))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -21,10 +22,10 @@ from conformance.run.results import MemoryStore
 
 @dataclass
 class Ran:
-    case: object
-    target: object
+    case: Any                            # conformance.case.model.Case
+    target: Any                          # conformance.runtimes.base.Target
     record: dict
-    program: object                      # conformance.specs.Program: feeds, outputs, transforms
+    program: Any                         # conformance.specs.Program: feeds, outputs, transforms
     files: list[Path] = field(default_factory=list)   # the program's files, as the run wrote them
 
     @property

@@ -47,6 +47,7 @@ RUNNERS = {
                               "from iree.compiler.extras import onnx_importer", "from iree.compiler.ir import Context",
                               "from iree.compiler.tools import compile_str"),
                              "IREE (its ONNX importer, which reads the model with onnx; compile_str; iree.runtime)"),
+    ("webnn", "webnn"): Runner("webnn_page", (), (), "the browser's WebNN (navigator.ml, MLGraphBuilder)"),
 }
 PLUGIN = Runner("plugin", (), (), "the runtime plugin's own run(model, feeds)")
 
@@ -183,6 +184,22 @@ def render(ran, runner: Runner, files: dict, title: str, summary: str, verdict: 
         verdict=verdict, outputs=outputs, dtype=case.dtype, feeds=list(program.feeds), runner=run.rstrip(),
         runtime=f"{record['runtime']} {record.get('runtime_version', '')}".strip(),
         violates=getattr(case, "violates", "") or "")
+
+
+def render_page(ran, files: dict, title: str, summary: str, verdict: str, browser: str) -> str:
+    """repro.html for a WebNN pair: the suite's replay page's script (conformance/specs/webnn/replay.html)
+    and the comparison with expected/*.json."""
+    import re
+
+    from conformance.specs.webnn import REPLAY_PAGE
+    replay = re.search(r"<script>(.*?)</script>", REPLAY_PAGE.read_text(), re.S)
+    assert replay is not None, "the replay page has its script inline"
+    device = str(ran.record.get("device") or "default").lower()
+    outputs = [[name, canonical] for name, canonical in ran.program.outputs]
+    return _env().get_template("repro.html.j2").render(
+        title=title, summary=summary, model=files["model"], browser=browser, replay=replay.group(1).strip(),
+        verdict=verdict, context={} if device == "default" else {"deviceType": device}, outputs=outputs,
+        dtype=ran.case.dtype)
 
 
 def save_array(folder: Path, name: str, array) -> str:

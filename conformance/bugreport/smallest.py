@@ -34,7 +34,7 @@ def keeps(cause_features: list[str]) -> Callable:
     needed = [table[name] for name in cause_features if name in table]
 
     def check(case) -> bool:
-        return all(f.present(case) for f in needed)
+        return all(f.present(case) for f in needed if f.present is not None)
     return check
 
 

@@ -159,24 +159,59 @@ def verify(folder: Path, mode: str = "auto", timeout: float = RUN_TIMEOUT, log=p
     return result
 
 
+def verify_page(folder: Path, executable: str, timeout: float = RUN_TIMEOUT) -> Verification:
+    """A WebNN report's repro.html in a fresh page of the browser ``executable`` (the suite's WebNN
+    flags), the bundle served at http://localhost/ (a secure context): its ``window.reproResult``."""
+    from playwright.sync_api import Error, sync_playwright
+
+    from conformance.runtimes.webnn_browser import FLAGS
+    types = {".html": "text/html; charset=utf-8", ".json": "application/json"}
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="bugreport-verify-") as tmp:
+        copy = Path(tmp) / "bundle"
+        shutil.copytree(folder, copy)
+
+        def serve(route):
+            path = copy / route.request.url.split("http://localhost/", 1)[1].split("?")[0]
+            if path.is_file():
+                route.fulfill(status=200, body=path.read_bytes(), content_type=types.get(path.suffix, "application/octet-stream"))
+            else:
+                route.fulfill(status=404, body=b"")
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=executable, args=list(FLAGS))
+                try:
+                    page = browser.new_page()
+                    page.route("http://localhost/**", serve)
+                    page.goto("http://localhost/repro.html")
+                    page.wait_for_function("window.reproResult !== null", timeout=timeout * 1000)
+                    result = page.evaluate("window.reproResult")
+                finally:
+                    browser.close()
+        except Error as exc:
+            return _judge("browser", executable, None, f"the page did not finish: {exc}", time.perf_counter() - start)
+    return _judge("browser", executable, int(result["exitCode"]), str(result["output"]), time.perf_counter() - start)
+
+
 def _judge(how: str, where: str, code: int | None, output: str, seconds: float, refusal: str = "") -> Verification:
+    name = "repro.html" if how == "browser" else "repro.py"
     tail = output.strip()[-4000:]
     shown = any(line.startswith(MARKER) for line in output.splitlines())
     refused = output.split(REFUSED, 1)[1].split("\n" + MARKER, 1)[0] if REFUSED in output else ""
     if code == 1 and shown and "Traceback (most recent call last)" not in output:
         if refusal and not same_refusal(refusal, refused):
             return Verification(False, how, where, code, tail,
-                                f"repro.py's refusal ({refused[:300]}) is not the one the suite saw ({refusal[:300]})",
+                                f"{name}'s refusal ({refused[:300]}) is not the one the suite saw ({refusal[:300]})",
                                 round(seconds, 2))
         return Verification(True, how, where, code, tail, "", round(seconds, 2))
     if code is None:
-        reason = f"repro.py did not finish within the time given; its output: {_last(tail)}"
+        reason = f"{name} did not finish within the time given; its output: {_last(tail)}"
     elif code == 1:
-        reason = f"repro.py failed (exit status 1 without the divergence's line) instead of running the program: {_last(tail)}"
+        reason = f"{name} failed (exit status 1 without the divergence's line) instead of running the program: {_last(tail)}"
     elif code == 0:
-        reason = f"repro.py ran and the divergence did not show outside the suite ({_last(tail)})"
+        reason = f"{name} ran and the divergence did not show outside the suite ({_last(tail)})"
     else:
-        reason = f"repro.py failed (exit status {code}) instead of running the program: {_last(tail)}"
+        reason = f"{name} failed (exit status {code}) instead of running the program: {_last(tail)}"
     return Verification(False, how, where, code, tail, reason, round(seconds, 2))
 
 

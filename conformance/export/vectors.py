@@ -79,7 +79,8 @@ def vectors_of(case, profile: str, reading: str | None = None, compute: str = ""
     chosen = result.readings[0]
     if reading:
         chosen = next((r for r in result.readings if r.name == reading), chosen)
-    outputs, reasons = {}, {}
+    outputs: dict[str, Output] = {}
+    reasons: dict[str, str] = {}
     for name, exp in chosen.outputs.items():
         mask = np.asarray(exp.unspecified, dtype=bool)
         hi = np.asarray(exp.hi, dtype=np.float64)
@@ -98,7 +99,8 @@ def _narrowed(case, profile: str, result, compute: str, accumulation, rounding: 
     """The oracle result with each reading's bound for an implementation computing in ``compute``."""
     import oracles
     attrs = {k: v for k, v in case.attributes.items() if k != "layout"}
-    readings, model = [], {}
+    readings: list = []
+    model: dict = {}
     for r in result.readings:
         bounds, model = oracles.computed_in(case.op, attrs, case.tensors, profile, r.choices, compute, accumulation,
                                             rounding)
