@@ -22,7 +22,7 @@ def _run(model: onnx.ModelProto, feeds) -> list:
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
-def _swapped(model: onnx.ModelProto) -> onnx.ModelProto:
+def swapped_gates(model: onnx.ModelProto) -> onnx.ModelProto:
     """A GRU's z and r gate blocks swapped in W, R and B (a gate-order bug)."""
     if model.graph.node[0].op_type != "GRU":
         return model
@@ -49,7 +49,7 @@ class SwappedGateGRU:
     version = "test-double"
 
     def run(self, model: bytes, feeds):
-        return _run(_swapped(onnx.load_from_string(model)), feeds)
+        return _run(swapped_gates(onnx.load_from_string(model)), feeds)
 
 
 class SuiteOnlyGRU:
@@ -63,4 +63,4 @@ class SuiteOnlyGRU:
 
     def run(self, model: bytes, feeds):
         m = onnx.load_from_string(model)
-        return _run(_swapped(m) if "conformance.run.serve" in sys.modules else m, feeds)
+        return _run(swapped_gates(m) if "conformance.run.serve" in sys.modules else m, feeds)

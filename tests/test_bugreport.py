@@ -176,3 +176,18 @@ def test_a_webnn_report_is_a_page_verified_in_the_real_browser(tmp_path):
     check = verify_page(folder, bundle.browser)
     assert check.reproduced, check
     assert "worst element Y[0]" in check.output and "the divergence shows" in check.output
+
+
+def test_a_fuzzer_finding_and_one_case_x_target_are_reported_as_they_are(tmp_path):
+    """A finding is reduced already and a named pair is the user's choice: neither is reduced again."""
+    finding = "cases/regressions/gru-onnxruntime-fail-96698945.yaml"
+    conformance("bugreport", "--finding", finding, "--verify", "isolated", "--out", tmp_path / "f", check=0)
+    bundle = json.loads((tmp_path / "f" / "finding-gru-onnxruntime-fail-96698945" / "bundle.json").read_text())
+    assert bundle["kind"] == "finding" and bundle["removed"] == [] and bundle["verified"]["reproduced"]
+    assert bundle["target"].startswith("onnxruntime-") and bundle["target"].endswith("@onnx-7")
+    run = _run(tmp_path, SWAPPED, "swapped-gate-gru")
+    record = json.loads((run / "results.jsonl").read_text().splitlines()[0])
+    conformance("bugreport", run, "--case", record["case"], "--target", record["target"], "--verify", "isolated",
+                check=0)
+    bundle = json.loads((run / "bugreports" / "pair-swapped-gate-gru" / "bundle.json").read_text())
+    assert bundle["case"] == record["case"] and bundle["removed"] == [] and bundle["verified"]["reproduced"]

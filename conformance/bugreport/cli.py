@@ -46,6 +46,17 @@ class Run:
         return found
 
 
+def plugins_of(records: list) -> tuple:
+    """The runtime plugins a run's records were made with (their repro commands name them)."""
+    import shlex
+    found = []
+    for record in records:
+        if record.get("plugin") and "--runtime-plugin" in str(record.get("repro", "")):
+            words = shlex.split(record["repro"])
+            found += [words[i + 1] for i, w in enumerate(words[:-1]) if w == "--runtime-plugin"]
+    return tuple(dict.fromkeys(found))
+
+
 def subjects_of(run: Run, cluster_ids, case_id, target_id, every: bool, log) -> list:
     """The subjects the options name: clusters (default: the new ones; --all: every real one) or a pair."""
     from conformance.bugreport.subject import SubjectError, from_cluster, from_pair, is_real
@@ -87,6 +98,17 @@ def targets_for(subjects, plugins, timeout: float, pool):
     return {t.id: t for t in measured(found, pool, timeout=min(timeout, PROBE_TIMEOUT))}, skipped
 
 
+def same_target(wanted: str, targets):
+    """The target here that ``wanted`` names up to its configuration's measured part
+    (``precision=default`` for ``precision=default→bf16``; an id without a configuration, as ids were
+    written before configurations were named, for the default one)."""
+    head, _, spec = wanted.rpartition("@")
+    parts = head.split("/")
+    base, config = "/".join(parts[:2]), "/".join(parts[2:]).split("→")[0]
+    found = [t for t in targets if t.spec == spec and t.id.startswith((base + "/", base + "@"))]
+    return next((t for t in found if (t.config or "default") == (config or "default")), None)
+
+
 def plugin_of(target) -> dict | None:
     """A plugin target's module, as repro.py imports it."""
     if not target.plugin:
@@ -114,7 +136,11 @@ def write_reports(subjects, out: Path, plugins=(), mode: str = "auto", timeout: 
     with Pool(jobs) as pool:
         targets, skipped = targets_for(subjects, plugins, timeout, pool)
         for subject in subjects:
-            target = targets.get(subject.target_id)
+            target = targets.get(subject.target_id) or same_target(subject.target_id, targets.values())
+            if target is not None and target.id != subject.target_id:
+                log(f"  {subject.name}: {subject.target_id} is not a target here; using {target.id} (the same runtime, "
+                    f"version, device and spec; its configuration as measured here)")
+                subject.target_id = target.id
             if target is None:
                 why = "; ".join(f"{s.runtime}: {s.reason}" for s in skipped) or "not among this machine's targets"
                 refused.append((subject, f"its target {subject.target_id} is not present here ({why})"))
@@ -196,6 +222,7 @@ def bugreport_command(results, cluster_ids, every, case_id, target_id, finding, 
                 click.echo(render(draft(cluster, pairs)))
             sys.exit(EXIT_OK)
         subjects = subjects_of(run, cluster_ids, case_id, target_id, every, log)
+        plugins = tuple(dict.fromkeys(plugins + plugins_of(run.records)))
         base = results if results.is_dir() else results.parent
         out = out_dir or base / "bugreports"
     if not subjects:

@@ -102,7 +102,7 @@ def write(bundle, folder: Path, plugin: dict | None = None) -> None:
             f"# no Python package: repro.html runs in a browser whose WebNN works, as {record['target']} did\n"
             f"# {browser}\n")
         (folder / "repro.html").write_text(script.render_page(ran, names, bundle.title, summary, subject.verdict,
-                                                              browser))
+                                                              browser, _compute(bundle)))
         bundle.listing = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
         return
     packages = list(runner.packages) + list(plug["packages"] if plug else [])
@@ -112,7 +112,7 @@ def write(bundle, folder: Path, plugin: dict | None = None) -> None:
     (folder / "requirements.txt").write_text(
         f"# the versions {record['runtime']} diverged with ({record['target']})\n" + "\n".join(bundle.requirements) + "\n")
     (folder / "repro.py").write_text(script.render(ran, runner, names, bundle.title, summary, subject.verdict,
-                                                   plugin=plug))
+                                                   plugin=plug, compute=_compute(bundle)))
     bundle.listing = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
 
 
@@ -190,6 +190,12 @@ def _expected(bundle, folder: Path, page: bool = False) -> None:
     bundle.bound_text = (f"allowed error per element: {vectors.tolerance.get('source', '')}"
                          + (f"; for an implementation computing in {compute}, as this configuration does"
                             if compute else ""))
+
+
+def _compute(bundle) -> str:
+    """The narrower precision the allowed error is for ("" for the model's own type)."""
+    vectors = getattr(bundle, "vectors", None)
+    return str(getattr(vectors, "compute", "") or "")
 
 
 def _case_file(case, record: dict, folder: Path) -> None:

@@ -144,7 +144,13 @@ def graph_io(model: bytes) -> tuple[list[str], list[str]]:
     return ([i.name for i in proto.graph.input if i.name not in constants], [o.name for o in proto.graph.output])
 
 
-def render(ran, runner: Runner, files: dict, title: str, summary: str, verdict: str, plugin: dict | None = None) -> str:
+def bound_for(dtype: str, compute: str = "") -> str:
+    """Whom the allowed error is for, in words."""
+    return f"a correct implementation computing {dtype} in {compute}" if compute else f"a correct {dtype} implementation"
+
+
+def render(ran, runner: Runner, files: dict, title: str, summary: str, verdict: str, plugin: dict | None = None,
+           compute: str = "") -> str:
     """repro.py for the pair ``ran`` (conformance.bugreport.pair.Ran); ``files`` names the program's
     files in the bundle by role (model, weights, ...)."""
     program, record, case = ran.program, ran.record, ran.case
@@ -182,11 +188,12 @@ def render(ran, runner: Runner, files: dict, title: str, summary: str, verdict: 
     return env.get_template("repro.py.j2").render(
         title=title, summary=summary, api=runner.api, program_files=list(files.values()), imports=imports,
         verdict=verdict, outputs=outputs, dtype=case.dtype, feeds=list(program.feeds), runner=run.rstrip(),
+        bound_for=bound_for(case.dtype, compute),
         runtime=f"{record['runtime']} {record.get('runtime_version', '')}".strip(),
         violates=getattr(case, "violates", "") or "")
 
 
-def render_page(ran, files: dict, title: str, summary: str, verdict: str, browser: str) -> str:
+def render_page(ran, files: dict, title: str, summary: str, verdict: str, browser: str, compute: str = "") -> str:
     """repro.html for a WebNN pair: the suite's replay page's script (conformance/specs/webnn/replay.html)
     and the comparison with expected/*.json."""
     import re
@@ -199,7 +206,7 @@ def render_page(ran, files: dict, title: str, summary: str, verdict: str, browse
     return _env().get_template("repro.html.j2").render(
         title=title, summary=summary, model=files["model"], browser=browser, replay=replay.group(1).strip(),
         verdict=verdict, context={} if device == "default" else {"deviceType": device}, outputs=outputs,
-        dtype=ran.case.dtype)
+        bound_for=bound_for(ran.case.dtype, compute))
 
 
 def save_array(folder: Path, name: str, array) -> str:

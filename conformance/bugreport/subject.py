@@ -15,6 +15,11 @@ from pathlib import Path
 from conformance.report.view import natural_key
 
 
+#: a verdict as the cause sentences say it (conformance/run/ablation.py's, and a runs-what-it-should-refuse)
+VERB = {"fail": "fails", "rejected": "rejects the case", "crash": "crashes", "timeout": "times out",
+        "accepted-invalid": "runs a case the spec forbids"}
+
+
 class SubjectError(ValueError):
     """What was asked for is not in the run (or not a divergence): the message says why."""
 
@@ -105,6 +110,10 @@ def from_finding(path: Path) -> Subject:
     cases, errors = load_file(path)
     if errors or len(cases) != 1:
         raise SubjectError(f"{path}: " + ("; ".join(map(str, errors)) if errors else "not one case"))
-    cause = "needs " + (str(finding.get("signature", "")).rsplit("|", 1)[-1] or "nothing optional")
+    needs = [t for t in str(finding.get("signature", "")).rsplit("|", 1)[-1].split(",") if t]
+    verdict = str(finding.get("verdict", "fail"))
+    verb = VERB.get(verdict, verdict)
+    cause = (f"{verb} whenever the case has {', '.join(needs)}" if needs else f"{verb} on the plain path") + \
+        " (the fuzzer's finding, every other feature removed)"
     return Subject("finding", f"finding-{Path(path).stem}", str(finding["target"]), str(finding.get("verdict", "fail")),
                    cause, cases, [], [], finding=finding, reduce=False)

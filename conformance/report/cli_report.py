@@ -78,12 +78,12 @@ def report_command(results, out_dir, clusters_path, expectation_paths, baseline,
 
 def _bugreports(loaded, out: Path) -> list:
     """``--bugreports``: a report per new cluster, in OUT/bugreports; the refusals (printed)."""
-    from conformance.bugreport.cli import Run, subjects_of, write_reports
+    from conformance.bugreport.cli import Run, plugins_of, subjects_of, write_reports
     subjects = subjects_of(Run(loaded.records, loaded.clusters), (), None, None, False, click.echo)
     if not subjects:
         click.echo("bug reports: no new divergence cluster")
         return []
-    written, refused = write_reports(subjects, out / "bugreports")
+    written, refused = write_reports(subjects, out / "bugreports", plugins_of(loaded.records))
     for subject, why in refused:
         click.echo(f"error: bug report {subject.name} ({subject.target_id}): {why}", err=True)
     click.echo(f"bug reports: {len(written)} written in {out / 'bugreports'}" + (f", {len(refused)} refused" if refused else ""))
