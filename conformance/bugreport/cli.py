@@ -158,6 +158,7 @@ def write_reports(subjects, out: Path, plugins=(), mode: str = "auto", timeout: 
             check = bundle.verification
             assert check is not None  # make() returns verified bundles only
             entry = {"folder": bundle.folder.name, "cluster": (subject.cluster or {}).get("id"), "kind": subject.kind,
+                     "cause": subject.cause,
                      "case": bundle.ran.case.id, "source_cases": [c.id for c in subject.cases][:50],
                      "target": subject.target_id, "reproduced": check.reproduced, "how": check.how,
                      "bytes": bundle.size()}

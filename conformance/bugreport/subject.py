@@ -89,10 +89,15 @@ def from_cluster(cluster: dict, by_pair: dict, load_case) -> Subject:
                    cases, records, features, cluster=cluster, against_declared=against_declared)
 
 
+#: verdicts a report reproduces: wrong numbers, a refused valid model, a forbidden model run
+REPORTED = ("fail", "rejected", "accepted-invalid")
+
+
 def from_pair(record: dict, case) -> Subject:
-    if not record.get("verdict") or record["verdict"] == "pass":
-        raise SubjectError(f"{record['case']} on {record['target']} is {record.get('verdict') or 'not run'}: "
-                           f"nothing diverges to report")
+    if record.get("verdict") not in REPORTED:
+        why = ("a crash or a hang is not reproduced by repro.py (run the suite's repro command)"
+               if record.get("verdict") in ("crash", "timeout") else "nothing diverges to report")
+        raise SubjectError(f"{record['case']} on {record['target']} is {record.get('verdict') or 'not run'}: {why}")
     return Subject("pair", f"pair-{record['runtime']}", record["target"], record["verdict"],
                    f"{record['verdict']} on {record['case']}", [case], [record], [],
                    against_declared=(record.get("declared") or {}).get("verdict") == "fail", reduce=False)

@@ -274,7 +274,7 @@ def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | 
     common = {"targets": targets, "runtimes": runtimes, "setups": setups, "generated": generated}
 
     from conformance.bugreport import links
-    bugreports = links.read(out_dir)
+    bugreports = links.read(out_dir, clusters)
     clusters_view = None
     by_pair = {(r["case"], r["target"]): r for r in records}
     if clusters is not None:
