@@ -51,6 +51,7 @@ class Bundle:
     removed: list = field(default_factory=list)
     verification: Verification | None = None
     listing: list = field(default_factory=list)
+    program: str = ""              # the program's main file in the folder (or where repro.py builds it)
     requirements: list = field(default_factory=list)
     expectation: dict = field(default_factory=dict)
     tracker: object = None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from conformance.cli import EXIT_FAILURES, EXIT_OK
+from conformance.cli import DEFAULT_CASES, EXIT_FAILURES, EXIT_OK
 
 
 class Run:
@@ -30,11 +30,16 @@ class Run:
         return cls(loaded.records, loaded.clusters)
 
     def case(self, record: dict):
-        """The case a record names, read from its case file (None where that file is gone)."""
-        from conformance.case.load import load_file
+        """The case a record names, read from its case file; a summary line of a known divergence
+        (``--artifacts failing``) names no file, and its case is looked up in ./cases (every tier).
+        None where neither has it."""
+        from conformance.case.load import load_file, load_paths
         path = str(record.get("file") or "")
         if path not in self._files:
-            cases, _ = load_file(path) if path and Path(path).is_file() else ([], [])
+            if path:
+                cases, _ = load_file(path) if Path(path).is_file() else ([], [])
+            else:
+                cases, _ = load_paths([p for p in DEFAULT_CASES if Path(p).is_dir()], tier="all")
             self._files[path] = {c.id: c for c in cases}
         return self._files[path].get(record["case"])
 

@@ -78,6 +78,7 @@ def write(bundle, folder: Path, plugin: dict | None = None) -> None:
                             f"runs here (the suite's own interpreter, or a runtime this machine lacks)")
     folder.mkdir(parents=True)
     names = _program_files(ran, folder, program)
+    bundle.program = names["model"]
     for name, array in program.feeds.items():
         script.save_array(folder / "inputs", name, array)
     if case.valid:

@@ -172,7 +172,7 @@ def facts(bundle) -> dict:
         "platform": platform.system(), "os": platform.platform(), "install": "Released package (pip)",
         "version": runtime.strip(), "api": "Python", "architecture": platform.machine(), "device": device,
         "device_library": "—", "framework": "ONNX" if record.get("spec", "").startswith("onnx") else "None",
-        "model": f"{bundle.listing[0]} (attached; {case.describe()})",
+        "model": f"{bundle.program} (attached; {case.describe()})",
         "log": f"```\n{check.output.strip()}\n```",
         "checklist": ("- [x] I'm reporting an issue. It's not a question.\n- [x] I checked the problem with the "
                       "documentation, FAQ, open issues, Stack Overflow, etc., and have not found a solution.\n"
@@ -197,6 +197,6 @@ def render(bundle) -> str:
     keys = {key for _, key in tracker.sections}
     if "notes" not in keys:
         lines += ["### Notes", "", found["notes"].strip(), ""]
-    if not keys & {"system", "os", "describe_with_code"}:
+    if "system" not in keys:   # the CPU, its arithmetic and the effective configuration, always
         lines += ["### Environment", "", found["system"].strip(), ""]
     return "\n".join(lines).rstrip() + "\n"
