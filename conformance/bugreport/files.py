@@ -74,7 +74,7 @@ def write(bundle, folder: Path, plugin: dict | None = None) -> None:
     plug = _plugin(record, plugin)
     runner = script.runner_of(record, plugin=plug is not None)
     if runner is None:
-        raise NotReportable(f"{record['runtime']} runs {script._format(record)} programs that no standalone API "
+        raise NotReportable(f"{record['runtime']} runs {script.program_format(record)} programs that no standalone API "
                             f"runs here (the suite's own interpreter, or a runtime this machine lacks)")
     folder.mkdir(parents=True)
     names = _program_files(ran, folder, program)
@@ -94,7 +94,7 @@ def write(bundle, folder: Path, plugin: dict | None = None) -> None:
         shutil.copy2(plug["copy"], folder / Path(plug["copy"]).name)
     _case_file(case, record, folder)
     _facts(bundle, record, case, program, subject, plug)
-    summary = textwrap.fill(f"{record['target']} {issue._verb(subject.verdict)} on {case.describe()}. "
+    summary = textwrap.fill(f"{record['target']} {issue.verb(subject.verdict)} on {case.describe()}. "
                             f"{subject.cause}. Spec: {bundle.clause} ({bundle.clause_url}).", 96)
     if runner.template == "webnn_page":
         browser = str((record.get("effective") or {}).get("browser") or browser_of(bundle))

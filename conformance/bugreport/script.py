@@ -73,10 +73,10 @@ OV_HINTS = ("f32", "f16", "bf16")
 def runner_of(record: dict, plugin: bool = False) -> Runner | None:
     if plugin:
         return PLUGIN
-    return RUNNERS.get((str(record.get("runtime_family") or record["runtime"]), _format(record)))
+    return RUNNERS.get((str(record.get("runtime_family") or record["runtime"]), program_format(record)))
 
 
-def _format(record: dict) -> str:
+def program_format(record: dict) -> str:
     from conformance.specs import SPECS
     spec = SPECS.get(record["spec"])
     return spec.format if spec is not None else "onnx"

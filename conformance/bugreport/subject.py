@@ -12,11 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conformance.report.causes import VERB
 from conformance.report.view import natural_key
-
-#: a verdict as the cause sentences say it (conformance/run/ablation.py's, and a runs-what-it-should-refuse)
-VERB = {"fail": "fails", "rejected": "rejects the case", "crash": "crashes", "timeout": "times out",
-        "accepted-invalid": "runs a case the spec forbids"}
 
 
 class SubjectError(ValueError):
