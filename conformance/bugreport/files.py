@@ -94,7 +94,7 @@ def write(bundle, folder: Path, plugin: dict | None = None) -> None:
         shutil.copy2(plug["copy"], folder / Path(plug["copy"]).name)
     _case_file(case, record, folder)
     _facts(bundle, record, case, program, subject, plug)
-    summary = textwrap.fill(f"{record['target']} {issue.verb(subject.verdict)} on {case.describe()}. "
+    summary = textwrap.fill(f"{record['target']} {issue.verb(subject.verdict)} {case.describe()}. "
                             f"{subject.cause}. Spec: {bundle.clause} ({bundle.clause_url}).", 96)
     if runner.template == "webnn_page":
         browser = str((record.get("effective") or {}).get("browser") or browser_of(bundle))

@@ -150,7 +150,8 @@ def facts(bundle) -> dict:
     worst = _worst(record)
     if worst:
         describe += f"\n\nWorst element: {worst}."
-    expected = (f"Every output element within its allowed error of the exact value {clause} defines "
+    expected = (("The model runs, and every" if subject.verdict == "rejected" else "Every")
+                + f" output element within its allowed error of the exact value {clause} defines "
                 f"({bundle.clause_url}); the expected outputs and the allowed error per element are in "
                 f"`expected/` ({bundle.bound_text}).")
     known = ""
@@ -183,8 +184,9 @@ def facts(bundle) -> dict:
 
 
 def verb(verdict: str) -> str:
-    return {"fail": "returns wrong numbers", "rejected": "refuses", "crash": "crashes",
-            "timeout": "does not finish"}.get(verdict, verdict)
+    """What the runtime does to the model, as a sentence's verb (its object follows)."""
+    return {"fail": "returns wrong numbers on", "rejected": "refuses", "accepted-invalid": "runs",
+            "crash": "crashes on", "timeout": "does not finish"}.get(verdict, verdict)
 
 
 def render(bundle) -> str:
