@@ -62,6 +62,9 @@ TRACKERS = {
         ("平台(如果交叉编译请再附上交叉编译目标平台) / Platform", "platform"), ("Github版本 / Version", "version"),
         ("编译方式 / How it was built", "install"), ("问题描述 / Describe the issue", "describe"),
         ("复现 / To reproduce", "reproduce"))),
+    "tvm": _github("apache/tvm", "bug-report.md", (
+        ("Expected behavior", "expected"), ("Actual behavior", "describe"), ("Environment", "system"),
+        ("Steps to reproduce", "reproduce"), ("Triage", "area"))),
     "tract": Tracker("sonos/tract", "https://github.com/sonos/tract/issues (no template)",
                      "https://github.com/sonos/tract/issues/new", SEARCH.format("sonos/tract"), (
                          ("Describe the issue", "describe"), ("To reproduce", "reproduce"),
@@ -76,7 +79,7 @@ TRACKERS = {
 }
 #: runtime family -> tracker
 TRACKER_OF = {"onnxruntime": "onnxruntime", "openvino": "openvino", "onnx-reference": "onnx", "torch": "pytorch",
-              "iree": "iree", "mnn": "mnn", "tract": "tract", "webnn": "chromium"}
+              "iree": "iree", "mnn": "mnn", "tract": "tract", "tvm": "tvm", "webnn": "chromium"}
 
 OPENVINO_SPEC = ("https://docs.openvino.ai/2024/documentation/openvino-ir-format/operation-sets/operation-specs/"
                  "sequence/{}.html")

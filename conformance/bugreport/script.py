@@ -47,6 +47,9 @@ RUNNERS = {
                               "from iree.compiler.extras import onnx_importer", "from iree.compiler.ir import Context",
                               "from iree.compiler.tools import compile_str"),
                              "IREE (its ONNX importer, which reads the model with onnx; compile_str; iree.runtime)"),
+    ("tvm", "onnx"): Runner("tvm", ("apache-tvm", "apache-tvm-ffi", "onnx"), ("import onnx", "import tvm", "from tvm import relax",
+                                                          "from tvm.relax.frontend.onnx import from_onnx"),
+                            "Apache TVM (its Relax ONNX frontend, which reads the model with onnx; tvm.compile; the Relax VM)"),
     ("webnn", "webnn"): Runner("webnn_page", (), (), "the browser's WebNN (navigator.ml, MLGraphBuilder)"),
 }
 PLUGIN = Runner("plugin", (), (), "the runtime plugin's own run(model, feeds)")
@@ -177,7 +180,7 @@ def render(ran, runner: Runner, files: dict, title: str, summary: str, verdict: 
                        element=OV_ELEMENT.get(case.dtype, "f32"))
     elif runner.template == "torch":
         context.update(_torch_context(program), weights=files["weights"])
-    elif runner.template in ("tract", "mnn", "iree"):
+    elif runner.template in ("tract", "mnn", "iree", "tvm"):
         context["inputs"], context["outputs"] = graph_io(program.model)
     elif runner.template == "plugin":
         assert plugin is not None
