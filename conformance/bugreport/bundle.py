@@ -113,7 +113,7 @@ def make(subject: Subject, target, pool, out_dir: Path, mode: str = "auto", time
         if bundle.browser:
             bundle.verification = verify_page(staging, bundle.browser)
         else:
-            bundle.verification = verify(staging, mode, log=log, refusal=refusal)
+            bundle.verification = verify(staging, mode, log=log, refusal=refusal, modules=files.modules_of(bundle))
         if not bundle.verification.reproduced:
             raise BundleError(f"not written: {bundle.verification.reason}", bundle.verification)
         files.finish(bundle, staging)

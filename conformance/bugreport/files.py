@@ -117,6 +117,14 @@ def write(bundle, folder: Path, plugin: dict | None = None) -> None:
     bundle.listing = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
 
 
+def modules_of(bundle) -> tuple:
+    """The top-level modules of the runtime's API that repro.py imports (whose own exception classes
+    are the runtime's refusals); builtin exception types are not among them."""
+    runner = script.runner_of(bundle.ran.record)
+    lines = runner.imports if runner is not None else ()
+    return tuple(sorted({line.split()[1].split(".")[0] for line in lines} - {"numpy"}))
+
+
 def _facts(bundle, record: dict, case, program, subject, plug) -> None:
     """What ISSUE.md and the scripts say about the report: its tracker, clause, title, search link."""
     from conformance.specs import SPECS
