@@ -129,7 +129,8 @@ def version_of(distribution: str) -> str:
 
 
 def write_index(out_dir: Path, entries: list[dict]) -> Path:
-    """``out_dir/index.json``: every report of this command (and those written before, by folder)."""
+    """``out_dir/index.json``: every report (or refusal) of this command, and those of earlier ones about
+    other subjects."""
     path = Path(out_dir) / "index.json"
     old = []
     if path.exists():
@@ -137,8 +138,11 @@ def write_index(out_dir: Path, entries: list[dict]) -> Path:
             old = json.loads(path.read_text())
         except ValueError:
             old = []
-    folders = {e["folder"] for e in entries}
-    merged = [e for e in old if isinstance(e, dict) and e.get("folder") not in folders] + entries
+    def key(e: dict) -> tuple:   # one entry per subject: a report replaces an earlier refusal and vice versa
+        return (e.get("cluster") or e.get("case"), e.get("target"))
+    replaced = {key(e) for e in entries} | {e["folder"] for e in entries if e.get("folder")}
+    merged = [e for e in old if isinstance(e, dict) and key(e) not in replaced
+              and (not e.get("folder") or e["folder"] not in replaced)] + entries
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp")
     with tmp:
