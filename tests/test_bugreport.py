@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.conftest import ROOT, conformance
@@ -191,3 +192,61 @@ def test_a_fuzzer_finding_and_one_case_x_target_are_reported_as_they_are(tmp_pat
                 check=0)
     bundle = json.loads((run / "bugreports" / "pair-swapped-gate-gru" / "bundle.json").read_text())
     assert bundle["case"] == record["case"] and bundle["removed"] == [] and bundle["verified"]["reproduced"]
+
+
+FIRST_SHAPE = "tests.bugreport_doubles:FirstShapeGRU"
+
+
+def test_a_form_report_replays_the_form_calls_through_one_loaded_model(tmp_path):
+    """A bug only a loaded model's later call at another shape shows (shape=dynamic): the report's
+    program has symbolic dimensions, repro.py loads it once and makes the calls up to the failing one
+    in the suite's order, and compares that call; the failing call alone on a fresh model passes."""
+    import onnx
+    out = tmp_path / "run"
+    conformance("run", *CASE, "--runtime-plugin", FIRST_SHAPE, "--runtime", "first-shape-gru", "--spec", "onnx-14",
+                "--config", "shape=dynamic", "--out", out, "-q", check=1)
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert sorted((r["config"], r["verdict"]) for r in records) == [
+        ("shape=dynamic", "fail"), ("shape=dynamic/session=reused", "state-leak")], records
+    proc = conformance("bugreport", out, "--runtime-plugin", FIRST_SHAPE, "--verify", "isolated", check=0)
+    assert "2 reports written" in proc.stdout, proc.stdout + proc.stderr
+    # session=reused: the case on one session after the other inputs, compared (the fresh run passes)
+    reused = json.loads((out / "bugreports" / "c2-first-shape-gru" / "bundle.json").read_text())
+    assert reused["form"]["config"] == "shape=dynamic/session=reused" and reused["form"]["loaded"] is True
+    assert reused["verified"]["reproduced"] and "other inputs first" in reused["form"]["calls"][-1]
+    # shape=dynamic: the case, then another shape through the same compiled model, which fails
+    folder = out / "bugreports" / "c1-first-shape-gru"
+    bundle = json.loads((folder / "bundle.json").read_text())
+    assert bundle["form"]["config"] == "shape=dynamic" and bundle["form"]["loaded"] is True
+    assert len(bundle["form"]["calls"]) == 2 and "through the same compiled model" in bundle["form"]["calls"][1]
+    model = onnx.load(str(folder / "model.onnx"))
+    assert {d.dim_param for i in model.graph.input for d in i.type.tensor_type.shape.dim} >= {"batch_size",
+                                                                                             "seq_length"}
+    x1, x2 = (np.load(folder / "inputs" / f"call{k}" / "X.npy") for k in (1, 2))
+    assert x1.shape != x2.shape
+    done = _standalone(folder, tmp_path)
+    assert done.returncode == 1 and "call 2 of 2" in done.stdout and "the divergence shows" in done.stdout, \
+        done.stdout + done.stderr
+    issue = (folder / "ISSUE.md").read_text()
+    assert "execution form `shape=dynamic`" in issue and "loaded once" in issue
+    # the same call on a fresh model passes: what the report shows is the form's, not the input's
+    script = (folder / "repro.py").read_text().replace("LOADED = True", "LOADED = False")
+    (folder / "repro.py").write_text(script)
+    fresh = _standalone(folder, tmp_path / "fresh")
+    assert fresh.returncode == 0 and "no divergence" in fresh.stdout, fresh.stdout + fresh.stderr
+
+
+def test_a_form_repro_py_does_not_replay_is_refused_saying_so(tmp_path):
+    """threads=4 (requests at once) is not replayed by a single-threaded repro.py: refused, with why."""
+    from conformance.bugreport.files import NotReportable, write
+    from conformance.bugreport.forms import replay_of
+    from conformance.bugreport.pair import Ran
+
+    class Target:
+        spec = "onnx-14"
+    ran = Ran(None, Target(), {"config": "threads=4", "verdict": "state-leak", "target": "x/CPU/threads=4@onnx-14",
+                               "runtime": "x"}, None)
+    with pytest.raises(Exception, match="threads=4: .*single-threaded repro.py does not replay"):
+        replay_of(ran)
+    assert replay_of(Ran(None, Target(), {"config": "precision=pinned", "verdict": "fail"}, None)) is None
+    assert NotReportable and write

@@ -26,6 +26,7 @@ import tempfile
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from conformance.bugreport.pair import Ran, run_pair
 from conformance.bugreport.smallest import same_failure, smallest_case
@@ -64,6 +65,7 @@ class Bundle:
     numpy: str = ""
     browser: str = ""              # a WebNN target's browser executable (repro.html runs there)
     vectors: object = None          # conformance.export.vectors.Vectors of the case (valid cases)
+    replay: Any = None              # conformance.bugreport.forms.Replay: a form's calls (None: one plain call)
 
     def size(self) -> int:
         return sum(p.stat().st_size for p in self.folder.rglob("*") if p.is_file())
@@ -78,6 +80,8 @@ class Bundle:
                 "tracker": getattr(self.tracker, "project", ""), "search": self.search,
                 "requirements": self.requirements, "files": self.listing,
                 "expectation": self.expectation or None,
+                "form": ({"config": self.replay.config, "loaded": self.replay.loaded, "calls": self.replay.labels}
+                         if self.replay is not None else None),
                 "verified": self.verification.to_json() if self.verification else None}
 
 

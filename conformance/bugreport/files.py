@@ -16,6 +16,7 @@ import numpy as np
 
 from conformance.bugreport import issue, script
 from conformance.bugreport.expectation import known
+from conformance.bugreport.forms import FormNotReproduced, replay_of
 from conformance.export.vectors import program_layout, vectors_of
 
 
@@ -76,19 +77,26 @@ def write(bundle, folder: Path, plugin: dict | None = None) -> None:
     if runner is None:
         raise NotReportable(f"{record['runtime']} runs {script.program_format(record)} programs that no standalone API "
                             f"runs here (the suite's own interpreter, or a runtime this machine lacks)")
+    try:
+        bundle.replay = replay = replay_of(ran)
+    except FormNotReproduced as exc:
+        raise NotReportable(f"{record['target']}: {exc}") from None
+    # the call whose outputs repro.py compares: the case's own, or, in a form, the call that failed
+    judged, judged_case = (replay.program, replay.case) if replay else (program, case)
     folder.mkdir(parents=True)
     names = _program_files(ran, folder, program)
     bundle.program = names["model"]
-    for name, array in program.feeds.items():
-        script.save_array(folder / "inputs", name, array)
+    for k, feeds in enumerate(replay.feeds if replay and replay.several else [judged.feeds]):
+        for name, array in feeds.items():
+            script.save_array(folder / "inputs" / (f"call{k + 1}" if replay and replay.several else ""), name, array)
     if case.valid:
-        _expected(bundle, folder, page=runner.template == "webnn_page")
+        _expected(bundle, folder, judged_case, judged, page=runner.template == "webnn_page")
     if program.format == "onnx" and case.valid:
         from conformance.export.onnx_node import tolerance_document, write_test_data
-        expected = [(n, program_layout(program, c, bundle.vectors.outputs[c].rounded(case.dtype))[0])
-                    for n, c in program.outputs]
-        write_test_data(folder, program.model, program.feeds, expected)
-        (folder / "tolerance.json").write_text(json.dumps(tolerance_document(bundle.vectors, program, case.dtype),
+        expected = [(n, program_layout(judged, c, bundle.vectors.outputs[c].rounded(case.dtype))[0])
+                    for n, c in judged.outputs]
+        write_test_data(folder, program.model, judged.feeds, expected)
+        (folder / "tolerance.json").write_text(json.dumps(tolerance_document(bundle.vectors, judged, case.dtype),
                                                           indent=1) + "\n")
     if plug is not None and plug.get("copy"):
         shutil.copy2(plug["copy"], folder / Path(plug["copy"]).name)
@@ -112,8 +120,9 @@ def write(bundle, folder: Path, plugin: dict | None = None) -> None:
         bundle.requirements.append(_pin("ml_dtypes"))
     (folder / "requirements.txt").write_text(
         f"# the versions {record['runtime']} diverged with ({record['target']})\n" + "\n".join(bundle.requirements) + "\n")
-    (folder / "repro.py").write_text(script.render(ran, runner, names, bundle.title, summary, subject.verdict,
-                                                   plugin=plug, compute=_compute(bundle)))
+    (folder / "repro.py").write_text(script.render(ran, runner, names, bundle.title, summary,
+                                                   replay.verdict if replay else subject.verdict,
+                                                   plugin=plug, compute=_compute(bundle), replay=replay))
     bundle.listing = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
 
 
@@ -167,11 +176,11 @@ def _program_files(ran, folder: Path, program) -> dict:
     return names
 
 
-def _expected(bundle, folder: Path, page: bool = False) -> None:
-    """expected/<output>.npy (exact, float64) and <output>.allowed.npy, in the program's layout
-    (``page``: also expected/<output>.json for repro.html, in C order)."""
-    ran = bundle.ran
-    record, case, program = ran.record, ran.case, ran.program
+def _expected(bundle, folder: Path, case, program, page: bool = False) -> None:
+    """expected/<output>.npy (exact, float64) and <output>.allowed.npy of ``case`` (the call repro.py
+    compares), in ``program``'s layout (``page``: also expected/<output>.json for repro.html, in C
+    order)."""
+    record = bundle.ran.record
     from conformance.runtimes.effective import BY_NAME
     from conformance.specs import SPECS
     compute, accumulation, rounding = "", None, "nearest"

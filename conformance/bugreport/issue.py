@@ -150,6 +150,13 @@ def facts(bundle) -> dict:
     if subject.verdict == "accepted-invalid":
         describe = (f"{runtime} ({device}) runs a {case.op} model that {clause} forbids ({case.violates}) "
                     f"instead of refusing it ({bundle.clause_url}).\n\nThe case: {case.describe()}.")
+    if bundle.replay is not None:
+        replay = bundle.replay
+        describe += (f"\n\nThe model is in the execution form `{replay.config}`: {replay.words}. `repro.py` makes "
+                     f"the calls the divergence needs, as rnn-conformance made them "
+                     f"({'through one model, loaded once' if replay.loaded else 'each on a model of its own'}): "
+                     + "; ".join(f"{k + 1}. {label}" for k, label in enumerate(replay.labels))
+                     + "; and compares the last call's outputs with the spec's values.")
     worst = _worst(record)
     if worst:
         describe += f"\n\nWorst element: {worst}."

@@ -4,8 +4,9 @@ A bug report's program and feeds are the ones the pair actually ran: the case go
 Engine on the target (its worker, its configuration), the Engine writes the program it handed the
 runtime (``OUT/programs/<case>/<spec>.*``) and records its path (the record's ``program``), and
 :func:`program_of` gives the same program's feeds and outputs. A target whose configuration
-transforms the program before it runs (an execution form) changes what :func:`program_of` returns
-and what the Engine writes; the bundle copies both as they are.
+writes the program in a form (symbolic dimensions, weights as inputs) has it written so by the
+Engine and translated so by :func:`program_of`; the calls a form makes around it are
+conformance/bugreport/forms.py's.
 """
 
 from __future__ import annotations
@@ -34,10 +35,12 @@ class Ran:
 
 
 def program_of(case, target):
-    """The program ``target`` runs for ``case``: its spec's translation (the feeds and output names
-    the runtime is called with), or NotExpressible."""
+    """The program ``target`` runs for ``case``: its spec's translation in the target's program form
+    (symbolic dimensions, weights as inputs: conformance/runtimes/forms.py ``program_form``), with
+    the feeds and output names the runtime is called with; or NotExpressible."""
+    from conformance.runtimes.forms import program_form
     from conformance.specs import SPECS, translate
-    return translate(SPECS[target.spec], case)
+    return translate(SPECS[target.spec], case, program_form(target.config))
 
 
 def run_pair(case, target, pool, folder: Path, timeout: float = 120.0, prec: int = 128) -> Ran:

@@ -111,12 +111,13 @@ def _openvino_call(program) -> tuple[str, list[int], list[str]]:
     op, attrs = recipe["op"], recipe["attrs"]
     p = {name: f'params["{feed}"]' for name, feed in
          (("X", "X"), ("H", "initial_hidden_state"), ("C", "initial_cell_state"), ("L", "sequence_lengths"))}
-    p.update({name: f'constants["{name}"]' for name in ("W", "R", "B")})
+    p.update({name: f'params["{name}"]' if name in program.feeds else f'constants["{name}"]' for name in ("W", "R", "B")})
     common = {k: attrs[k] for k in ("activations", "activations_alpha", "activations_beta", "clip")}
     fields = dict(p, hidden=attrs["hidden_size"], direction=repr(attrs.get("direction")),
                   lbr=repr(bool(attrs.get("linear_before_reset"))),
                   common=", ".join(f"{k}={v!r}" for k, v in common.items()),
-                  P=', constants["P"].output(0)' if "P" in program.extra.get("constants", {}) else "",
+                  P=', params["P"].output(0)' if "P" in program.feeds else
+                  ', constants["P"].output(0)' if "P" in program.extra.get("constants", {}) else "",
                   attrs=", ".join(f"{k!r}: {v!r}" for k, v in attrs.items()))
     call = OPENVINO_CALLS[op].format(**fields)
     ports_of = ({"Ho": 0, "Co": 1} if recipe["form"] == "cell" else {"Y": 0, "Ho": 1, "Co": 2})
@@ -152,11 +153,30 @@ def bound_for(dtype: str, compute: str = "") -> str:
     return f"a correct implementation computing {dtype} in {compute}" if compute else f"a correct {dtype} implementation"
 
 
+def _parameters(program) -> dict:
+    """{Parameter name: (its shape, -1 for a dynamic dimension; its element type)} of an in-memory
+    OpenVINO program, as the suite builds them (conformance/specs/openvino/build.py)."""
+    from conformance.specs.openvino.build import _partial_shape
+    from conformance.specs.openvino.vocabulary import FEED_NAMES
+    recipe = json.loads(program.model)
+    element = OV_ELEMENT.get(recipe["dtype"], "f32")
+    return {FEED_NAMES.get(k, k): (_partial_shape(k, tuple(shape), recipe["form"], recipe.get("dynamic")),
+                                   "i32" if k == "sequence_lens" else element)
+            for k, shape in recipe["shapes"].items()}
+
+
+#: the runners that load a model once (``open_model()``, a function of the feeds): the runtimes that
+#: take the execution forms whose calls share one loaded model (conformance/runtimes/forms.py)
+LOADERS = ("onnxruntime", "openvino", "openvino_builders", "plugin")
+
+
 def render(ran, runner: Runner, files: dict, title: str, summary: str, verdict: str, plugin: dict | None = None,
-           compute: str = "") -> str:
+           compute: str = "", replay=None) -> str:
     """repro.py for the pair ``ran`` (conformance.bugreport.pair.Ran); ``files`` names the program's
-    files in the bundle by role (model, weights, ...)."""
-    program, record, case = ran.program, ran.record, ran.case
+    files in the bundle by role (model, weights, ...); ``replay`` (conformance/bugreport/forms.py) the
+    calls of a form, the last compared."""
+    record, case = ran.record, ran.case
+    program = replay.program if replay is not None else ran.program   # the compared call's outputs
     env = _env()
     config, device = str(record.get("config") or "default"), str(record.get("device") or "CPU")
     model = files["model"]
@@ -173,24 +193,32 @@ def render(ran, runner: Runner, files: dict, title: str, summary: str, verdict: 
         else:
             context.update(reader="its ONNX frontend", read_args=f"str(HERE / {json.dumps(model)})")
     elif runner.template == "openvino_builders":
-        call, ports, extra = _openvino_call(program)
+        call, ports, extra = _openvino_call(ran.program)
         imports += extra
-        context.update(properties=openvino_properties(config, case.dtype), op=program.extra.get("op", ""),
-                       call=call, ports=ports, constants=sorted(program.extra.get("constants", {})),
-                       element=OV_ELEMENT.get(case.dtype, "f32"))
+        context.update(properties=openvino_properties(config, case.dtype), op=ran.program.extra.get("op", ""),
+                       call=call, ports=ports, constants=sorted(ran.program.extra.get("constants", {})),
+                       parameters=_parameters(ran.program))
     elif runner.template == "torch":
-        context.update(_torch_context(program), weights=files["weights"])
+        context.update(_torch_context(ran.program), weights=files["weights"])
     elif runner.template in ("tract", "mnn", "iree", "tvm"):
-        context["inputs"], context["outputs"] = graph_io(program.model)
+        context["inputs"], context["outputs"] = graph_io(ran.program.model)
     elif runner.template == "plugin":
         assert plugin is not None
         context.update(plugin)
     run = env.get_template(f"run_{runner.template}.py.j2").render(**context).rstrip() + "\n"
     outputs = [[name, canonical, "reshape" in program.transforms.get(canonical, {})]
                for name, canonical in program.outputs]
+    if replay is not None and replay.several:
+        calls = [[f"inputs/call{k + 1}", label, list(feeds)] for k, (label, feeds) in
+                 enumerate(zip(replay.labels, replay.feeds))]
+    else:
+        calls = [["inputs", replay.labels[-1] if replay is not None else "the case", list(program.feeds)]]
     return env.get_template("repro.py.j2").render(
         title=title, summary=summary, api=runner.api, program_files=list(files.values()), imports=imports,
-        verdict=verdict, outputs=outputs, dtype=case.dtype, feeds=list(program.feeds), runner=run.rstrip(),
+        verdict=verdict, outputs=outputs, dtype=case.dtype, calls=calls, runner=run.rstrip(),
+        loads=runner.template in LOADERS,
+        loaded=bool(replay is not None and replay.loaded and runner.template in LOADERS),
+        form=replay.words if replay is not None else "", config=config,
         bound_for=bound_for(case.dtype, compute),
         runtime=f"{record['runtime']} {record.get('runtime_version', '')}".strip(),
         violates=getattr(case, "violates", "") or "")
