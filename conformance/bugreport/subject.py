@@ -3,8 +3,8 @@ fuzzer's finding; and which of a run's clusters are real divergences.
 
 A cluster spans targets (spec versions, configurations, ways into one runtime); its report is made
 on one of them: one that computes in the model's own type where the cluster has one (its bound is
-the spec's), else the one with the most of the cluster's cases, and among equals an ONNX program
-and the newest spec version.
+the spec's), else the one with the most of the cluster's cases, and among equals the one in the
+fewest execution forms, an ONNX program and the newest spec version.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.report.causes import VERB
+from conformance.runtimes.forms import asked
 from conformance.report.view import natural_key
 
 
@@ -48,8 +49,9 @@ def choose_target(cluster: dict, by_pair: dict) -> str:
         records = [by_pair.get((c, target)) or {} for c in cluster["cases_by_target"][target]]
         # a configuration that computes narrower than the model's type, as its id says or its pairs' judgements
         narrower = "→" in target or (all(_narrower(r) for r in records) if records else True)
-        spec = target.rsplit("@", 1)[-1]
-        return (narrower, -len(records), not spec.startswith("onnx-"), [-p for p in _numbers(spec)])
+        head, _, spec = target.rpartition("@")
+        forms = len(asked("/".join(head.split("/")[2:])))   # the fewest calls around it: the plainest form
+        return (narrower, -len(records), forms, not spec.startswith("onnx-"), [-p for p in _numbers(spec)])
     return min(cluster["cases_by_target"], key=key)
 
 
