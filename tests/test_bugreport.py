@@ -8,11 +8,13 @@ clusters are made by `conformance bugreport RESULTS --all` (docs/bugreports.md).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -250,3 +252,26 @@ def test_a_form_repro_py_does_not_replay_is_refused_saying_so(tmp_path):
         replay_of(ran)
     assert replay_of(Ran(None, Target(), {"config": "precision=pinned", "verdict": "fail"}, None)) is None
     assert NotReportable and write
+
+
+TVM = importlib.util.find_spec("tvm") is not None
+
+
+@pytest.mark.skipif(not TVM, reason="Apache TVM is not installed here (the `engines` extra: pip install -c "
+                                    "constraints.txt -e '.[runtimes,engines]'; nox -s conformance-all has it)")
+def test_a_tvm_report_reproduces_its_frontend_refusal(tmp_path):
+    """Apache TVM's Relax ONNX frontend refuses the recurrent ops: its report's repro.py, run in an
+    interpreter without the suite, is refused by TVM's own OpNotImplemented, as the suite saw."""
+    out = tmp_path / "run"
+    conformance("run", *CASE, "--runtime", "tvm", "--spec", "onnx-22", "--out", out, "-q", check=0)
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["verdict"] for r in records] == ["rejected"], records
+    proc = conformance("bugreport", out, "--all", "--verify", "isolated", check=0)
+    assert "1 report written" in proc.stdout, proc.stdout + proc.stderr
+    folder = out / "bugreports" / "c1-tvm"
+    pins = (folder / "requirements.txt").read_text()
+    assert f"apache-tvm=={metadata.version('apache-tvm')}" in pins and "onnx==" in pins
+    done = _standalone(folder, tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "refused the model: tvm.error.OpNotImplemented" in done.stdout and "the divergence shows" in done.stdout
+    assert "apache/tvm" in (folder / "ISSUE.md").read_text()
