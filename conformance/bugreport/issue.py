@@ -144,7 +144,7 @@ def facts(bundle) -> dict:
                  f"# exit status 1: the divergence shows\n```\n\n`repro.py`'s output on the machine below:\n\n"
                  f"```\n{check.output.strip()}\n```")
     describe = (f"{runtime} ({device}, configuration `{record.get('config', 'default')}`) "
-                f"{verb(subject.verdict)} on a valid {case.op} {case.form} model that {clause} defines "
+                f"{verb(subject.verdict)} a valid {case.op} {case.form} model that {clause} defines "
                 f"({bundle.clause_url}).\n\nCause, as narrowed down by rnn-conformance (features removed one at a time): "
                 f"{subject.cause}.\n\nThe case: {case.describe()}.")
     if subject.verdict == "accepted-invalid":
