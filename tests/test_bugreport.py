@@ -275,3 +275,13 @@ def test_a_tvm_report_reproduces_its_frontend_refusal(tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     assert "refused the model: tvm.error.OpNotImplemented" in done.stdout and "the divergence shows" in done.stdout
     assert "apache/tvm" in (folder / "ISSUE.md").read_text()
+
+
+def test_the_report_writes_a_bug_report_per_new_cluster_and_links_it(tmp_path):
+    """`conformance report --bugreports`: the new clusters' reports first, then the pages that link them."""
+    run = _run(tmp_path, SWAPPED, "swapped-gate-gru")
+    proc = conformance("report", run, "--bugreports", check=0)
+    assert "bug reports: 1 written" in proc.stdout, proc.stdout + proc.stderr
+    bundle = json.loads((run / "bugreports" / "c1-swapped-gate-gru" / "bundle.json").read_text())
+    assert bundle["verified"]["reproduced"] is True
+    assert 'href="bugreports/c1-swapped-gate-gru/ISSUE.md"' in (run / "index.html").read_text()

@@ -21,6 +21,7 @@ call the case's own verdict needs: the pair's other verdicts are replayed as the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from conformance.runtimes.forms import asked, compose, describe
 
@@ -37,8 +38,8 @@ class Replay:
     loaded: bool
     feeds: list                 # feed dicts, in call order; the last is the judged call's
     labels: list                # each call in words, as the suite's record names it
-    case: object                # the judged call's input as a case (its expected values)
-    program: object             # the judged call's program (its feeds, outputs, layout)
+    case: Any                   # the judged call's input as a case (its expected values)
+    program: Any                # the judged call's program (its feeds, outputs, layout)
     config: str                 # the form part of the target's configuration (``shape=dynamic/...``)
     verdict: str                # the judged call's own verdict (fail, rejected, accepted-invalid)
     words: str                  # what the form is, for ISSUE.md

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.report.causes import VERB
-from conformance.runtimes.forms import asked
 from conformance.report.view import natural_key
+from conformance.runtimes.forms import asked
 
 
 class SubjectError(ValueError):
