@@ -239,19 +239,24 @@ def test_a_form_report_replays_the_form_calls_through_one_loaded_model(tmp_path)
 
 
 def test_a_form_repro_py_does_not_replay_is_refused_saying_so(tmp_path):
-    """threads=4 (requests at once) is not replayed by a single-threaded repro.py: refused, with why."""
-    from conformance.bugreport.files import NotReportable, write
-    from conformance.bugreport.forms import replay_of
+    """threads=4 (requests at once), a broken relation and a state leak whose runs both pass are not
+    replayed by repro.py: each refused before anything is run, saying why; a precision alone is no form."""
+    from conformance.bugreport.forms import FormNotReproduced, replay_of
     from conformance.bugreport.pair import Ran
 
     class Target:
         spec = "onnx-14"
-    ran = Ran(None, Target(), {"config": "threads=4", "verdict": "state-leak", "target": "x/CPU/threads=4@onnx-14",
-                               "runtime": "x"}, None)
-    with pytest.raises(Exception, match="threads=4: .*single-threaded repro.py does not replay"):
-        replay_of(ran)
-    assert replay_of(Ran(None, Target(), {"config": "precision=pinned", "verdict": "fail"}, None)) is None
-    assert NotReportable and write
+
+    def ran(config, verdict, runs=()):
+        return Ran(None, Target(), {"config": config, "verdict": verdict, "runs": list(runs)}, None)
+    with pytest.raises(FormNotReproduced, match="threads=4: .*single-threaded repro.py does not replay"):
+        replay_of(ran("threads=4", "state-leak"))
+    with pytest.raises(FormNotReproduced, match="self-consistency relation"):
+        replay_of(ran("relations=on", "inconsistent"))
+    with pytest.raises(FormNotReproduced, match="both pass but differ"):
+        replay_of(ran("shape=dynamic/session=reused", "state-leak", [{"verdict": "pass"}, {"verdict": "pass"}]))
+    assert replay_of(ran("precision=pinned", "fail")) is None
+    assert replay_of(ran("relations=on", "fail")) is None
 
 
 TVM = importlib.util.find_spec("tvm") is not None
