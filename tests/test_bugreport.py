@@ -210,6 +210,8 @@ def test_a_form_report_replays_the_form_calls_through_one_loaded_model(tmp_path)
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert sorted((r["config"], r["verdict"]) for r in records) == [
         ("shape=dynamic", "fail"), ("shape=dynamic/session=reused", "state-leak")], records
+    drafted = conformance("bugreport", out, "--expectation", check=0).stdout
+    assert drafted.count("config: {shape: dynamic}") == 1 and "config: {shape: dynamic, session: reused}" in drafted
     proc = conformance("bugreport", out, "--runtime-plugin", FIRST_SHAPE, "--verify", "isolated", check=0)
     assert "2 reports written" in proc.stdout, proc.stdout + proc.stderr
     # session=reused: the case on one session after the other inputs, compared (the fresh run passes)

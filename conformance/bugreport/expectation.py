@@ -4,7 +4,8 @@ ISSUE.md), and the entry a cluster would need (``conformance bugreport --expecta
 A drafted entry names the cluster by the *tokens* its cases carry for each feature of the cause
 (``peepholes`` → ``P``; ``activations`` → the ``act=`` tokens seen, as alternatives), the targets
 and runtime versions it showed on, the configuration where the cause is the precision a
-configuration computes in, and the cause sentence as its reason. ``upstream`` is written as not
+configuration computes in, the execution forms every pair of it ran in, and the cause sentence as
+its reason. ``upstream`` is written as not
 found today, to be replaced by the issue's URL once it is filed.
 """
 
@@ -81,6 +82,9 @@ def draft(cluster: dict, records: list[dict]) -> dict:
                          for r in records if r.get("declared")})
     if "configuration" in (cluster.get("features") or []) and precisions:
         entry["config"] = {"precision": precisions if len(precisions) > 1 else precisions[0]}
+    forms = _forms_of(records)
+    if forms:   # every pair ran in these execution forms: the entry covers them, not the plain form
+        entry["config"] = dict(entry.get("config") or {}, **forms)
     entry["verdict"] = cluster["verdict"]
     versions = sorted({str(r.get("runtime_version")) for r in records if r.get("runtime_version")})
     if versions and all(_is_version(v) for v in versions):
@@ -90,6 +94,16 @@ def draft(cluster: dict, records: list[dict]) -> dict:
     entry["reason"] = cluster["cause"]
     entry["upstream"] = f"none found (searched {datetime.date.today().isoformat()})"
     return entry
+
+
+def _forms_of(records: list[dict]) -> dict:
+    """The execution forms (conformance/runtimes/forms.py) every record ran in: {key: value}."""
+    from conformance.runtimes.forms import asked
+    shared: dict | None = None
+    for record in records:
+        forms = asked(str(record.get("config") or "default"))
+        shared = forms if shared is None else {k: v for k, v in shared.items() if forms.get(k) == v}
+    return shared or {}
 
 
 def _is_version(text: str) -> bool:
