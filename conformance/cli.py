@@ -85,7 +85,9 @@ def case_limits():
 LAZY_COMMANDS = {"report": "conformance.report.cli_report:report_command",
                  "worker": "conformance.run.cluster_cli:worker_command",
                  "fuzz": "conformance.fuzz.cli:fuzz_command",
-                 "history": "conformance.history.cli:history_command"}
+                 "history": "conformance.history.cli:history_command",
+                 "export": "conformance.export.cli:export_command",
+                 "bugreport": "conformance.bugreport.cli:bugreport_command"}
 
 
 class Commands(click.Group):
