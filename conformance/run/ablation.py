@@ -211,6 +211,12 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
                 cause = (f"{VERB[key[1]]} whenever {a.sentence(case)} or {b.sentence(case)} "
                          f"(removing either alone is not enough)" + _beyond(key, records))
                 features = [a.name, b.name]
+            elif asked(target.config) and plain_sibling(target, targets) is None:
+                said = ", ".join(f"{k}={v}" for k, v in asked(target.config).items())
+                cause = (f"{VERB[key[1]]}: the {case.op} {case.form} path diverges with {said}, whatever single "
+                         f"feature is removed (no plain-form target in this run to tell whether the form is part "
+                         f"of the cause)") + _beyond(key, records)
+                features = []
             else:   # one sentence per op and form, whatever the family had to remove: one cluster
                 cause = (f"{VERB[key[1]]}: the plain {case.op} {case.form} path diverges, whatever single feature "
                          f"is removed") + _beyond(key, records)
