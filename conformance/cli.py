@@ -308,8 +308,10 @@ def _gate_inputs(expectation_paths, baseline):
 
 
 def _execute(console, cases, load_errors, targets, skipped, options, fresh, expectations, base, gate, ablation,
-             ablation_budget, ablation_time, memory_limit, quiet, verbose=False, artifacts="failing", cluster=None) -> int:
-    """The run proper, inside the output folder's lock: the exit status."""
+             ablation_budget, ablation_time, memory_limit, quiet, verbose=False, artifacts="failing", cluster=None,
+             warn_unused=True) -> int:
+    """The run proper, inside the output folder's lock: the exit status. ``warn_unused`` false: no
+    warning for an expectation that covers nothing (a history warns once, over every release)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from conformance.compare.verdicts import FAILING
@@ -386,7 +388,7 @@ def _execute(console, cases, load_errors, targets, skipped, options, fresh, expe
     write_reports([written.get(pair, r) for pair, r in gated.items()], info, Path(out_dir), clusters, artifacts)
     terminal.summary(console, records, load_errors, skipped, out_dir, ran=sum(summary.counts.values()),
                      resumed=summary.skipped_pairs, wall_s=summary.wall_s,
-                     unused=expectations.unused({r["target"] for r in records}) if expectations else (),
+                     unused=expectations.unused({r["target"] for r in records}) if expectations and warn_unused else (),
                      clusters=clusters,
                      verbosity=-1 if quiet else (1 if verbose else 0))
     return EXIT_BAD_INPUT if load_errors else EXIT_FAILURES if new else EXIT_OK

@@ -12,6 +12,7 @@ the original stdout.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -95,8 +96,10 @@ def serve(path: str, kwargs_json: str) -> None:
 
 
 def targets(request: dict) -> dict:
-    """The targets of the requested adapter modules here, as plain data, each with the ops whose
-    minimal program at its spec version the runtime refuses (``gates``)."""
+    """The targets of the requested adapter modules here, as plain data, each with its ``probe``:
+    per op whose minimal program at its spec version was sent, whether the runtime ``accepts``,
+    ``refuses`` (raises) or ``crashes`` on it (the process dies), with the reason, and its
+    ``gates``: the ops it refuses."""
     from conformance.runtimes import builtin_targets
     found, skipped = [], []
     for module in request["modules"]:
@@ -108,50 +111,71 @@ def targets(request: dict) -> dict:
         skipped += [[s.runtime, s.reason] for s in gaps]
         for t in got:
             entry = t.to_json()
+            probe = _probe(t, request.get("probes", {}).get(t.spec, {}))
             entry.update(ref_path=t.ref.path, ref_kwargs=[list(kv) for kv in t.ref.kwargs], family=t.family,
-                         batch=t.batch, gates=_gates(t, request.get("probes", {}).get(t.spec, {})))
+                         batch=t.batch, probe=probe,
+                         gates={op: o["why"] for op, o in probe.items() if o["state"] == "refuses"})
             found.append(entry)
     return {"targets": found, "skipped": skipped}
 
 
-def _gates(target, probes: dict) -> dict:
-    """{op: why} for each op whose minimal valid program at this spec version the runtime refuses
-    cleanly (raises). The probes run in a forked child where there is fork: a release that crashes
-    on them gates nothing (its pairs then crash, each costing its own verdict)."""
+def _probe(target, probes: dict) -> dict:
+    """{op: {"state": accepts | refuses | crashes, "why"}} for each probe. The probes run in a
+    forked child where there is fork, which answers op by op: when it dies, the op it was running
+    crashes and a new child goes on with the rest (a release that crashes on one op may still
+    accept the others; a crash gates nothing, its pairs then crash one verdict each)."""
     if not probes or not hasattr(os, "fork"):
-        return _refusals(target, probes)
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: probe, answer, and leave without running the parent's cleanup
-        os.close(read)
-        try:
-            data = json.dumps(_refusals(target, probes)).encode()
-        except BaseException:  # noqa: BLE001 - the parent then sees no answer
-            data = b"{}"
-        os.write(write, data)
-        os._exit(0)
-    os.close(write)
-    with os.fdopen(read, "rb") as pipe:
-        data = pipe.read()
-    os.waitpid(pid, 0)
-    try:
-        return json.loads(data or b"{}")
-    except ValueError:
-        return {}
+        return _outcomes(target, probes, lambda op, outcome: None)
+    results: dict = {}
+    while len(results) < len(probes):
+        left = {op: p for op, p in probes.items() if op not in results}
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: probe, answer op by op, and leave without running the parent's cleanup
+            os.close(read)
+            try:
+                _outcomes(target, left, functools.partial(_send, write))
+            finally:
+                os._exit(0)
+        os.close(write)
+        with os.fdopen(read, "rb") as pipe:
+            data = pipe.read()
+        _, status = os.waitpid(pid, 0)
+        for line in data.splitlines():
+            try:
+                op, outcome = json.loads(line)
+            except ValueError:
+                continue
+            results[op] = outcome
+        running = next((op for op in left if op not in results), None)
+        if running is not None:  # the child died (or left) on this op
+            how = (f"the process died of signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+                   else f"the process ended with status {os.WEXITSTATUS(status)} without answering")
+            results[running] = {"state": "crashes", "why": f"{target.runtime} {target.version} crashes on the "
+                                                           f"minimal {running} of {target.spec} ({how})"}
+    return results
 
 
-def _refusals(target, probes: dict) -> dict:
-    gates = {}
+def _send(fd: int, op: str, outcome: dict) -> None:
+    os.write(fd, (json.dumps([op, outcome]) + "\n").encode())
+
+
+def _outcomes(target, probes: dict, answer) -> dict:
+    outcomes: dict = {}
     runtime = None
     for op, probe in probes.items():
         try:
             runtime = runtime or target.ref.build()
             runtime.run(probe["model"], {k: unpack(v) for k, v in probe["feeds"].items()})
+            outcome = {"state": "accepts", "why": ""}
         except Exception as exc:  # noqa: BLE001 - the refusal is the measurement
             text = " ".join(f"{type(exc).__name__}: {exc}".split())
             text = text if len(text) <= 300 else f"{text[:100]} … {text[-180:]}"
-            gates[op] = f"{target.runtime} {target.version} refuses the minimal {op} of {target.spec} ({text})"
-    return gates
+            outcome = {"state": "refuses",
+                       "why": f"{target.runtime} {target.version} refuses the minimal {op} of {target.spec} ({text})"}
+        outcomes[op] = outcome
+        answer(op, outcome)
+    return outcomes
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,90 @@
+"""Repeats: a verdict that varies between runs of one release (docs/history.md, "Repeats").
+
+A release can give a pair one verdict in one run and another in the next (uninitialised memory, a
+race). What counts is whether the pair *passes*: a pair that passed in one run of a release and
+failed in another is ``unstable`` there, and that release neither shows, fixes nor brings back its
+class. A pair that fails in every run, whatever the ways (``fail`` in one run, ``crash`` in the
+next: stale memory that is sometimes garbage and sometimes a bad pointer), is not unstable: the
+release is affected, and the record keeps every verdict seen (``verdicts_seen``).
+
+Before a history reports a regression (a class fixed, then showing again), it runs the cases of
+that class again on each release of its runtime (``RUN/repeat-K/``), so that an unstable pair
+cannot pass for a fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conformance.compare.verdicts import FAILING
+from conformance.report.history_classes import NOT_RUN
+
+
+def unstable(verdicts: set[str]) -> bool:
+    """Whether the verdicts of one pair's runs move between passing and failing (a verdict that
+    says the pair did not run counts as neither)."""
+    return bool(verdicts & FAILING) and bool(verdicts - FAILING - NOT_RUN)
+
+
+def mark(records: list, runs: list) -> list:
+    """The records, each whose (case, target) got another verdict in a repeat of its release's run
+    (``RUN/repeat-*/results.jsonl``) given every verdict seen (``verdicts_seen``), and marked
+    ``unstable`` with them where it passed in one run and failed in another."""
+    from conformance.run.results import read_results
+    seen: dict[tuple, set] = {}
+    for run in runs:
+        for path in sorted(Path(run).glob("repeat-*/results.jsonl")):
+            for rec in read_results(path):
+                if "case" in rec and "target" in rec:
+                    seen.setdefault((rec["case"], rec["target"]), set()).add(rec["verdict"])
+    out = []
+    for rec in records:
+        verdicts = seen.get((rec["case"], rec["target"]), set()) | {rec["verdict"]}
+        if len(verdicts) == 1:
+            out.append(rec)
+            continue
+        extra: dict = {"verdicts_seen": sorted(verdicts)}
+        if unstable(verdicts):
+            extra["unstable"] = sorted(verdicts)
+        out.append(dict(rec, **extra))
+    return out
+
+
+def suspects(model: dict | None) -> dict[str, set[str]]:
+    """{runtime: case ids} of the classes with a regression after a fix (the cases passed, then
+    failed again: an unstable pair would look so)."""
+    found: dict[str, set[str]] = {}
+    for cls in (model or {}).get("classes", []):
+        for line in cls["lines"]:
+            if any(r.get("fixed") is not None for r in line.get("regressions", [])):
+                found.setdefault(line["runtime"], set()).update(cls.get("case_ids") or [])
+    return found
+
+
+def run_repeats(console, envs: list, model: dict | None, cases, formats, jobs, timeout, times: int) -> None:
+    """Run the cases of every class with a regression ``times`` more times on each release of its
+    runtime (``RUN/repeat-K/``, resumed: a pair already repeated is not run again)."""
+    from conformance.cli import _execute
+    from conformance.history.environments import Env
+    from conformance.history.targets import env_targets
+    from conformance.run import Options
+    from conformance.run.files import OutLock
+
+    wanted_by_runtime = suspects(model)
+    for env in envs:
+        wanted = wanted_by_runtime.get(env["package"])
+        if not wanted or not env.get("run"):
+            continue
+        chosen = [c for c in cases if c.id in wanted]
+        release = Env(env["package"], env["version"], Path(env["python"]).parent.parent, python=env["python"],
+                      modules=tuple(env.get("modules") or ()))
+        targets, skipped = env_targets(release, formats)
+        if not chosen or not targets:
+            continue
+        console.print(f"{env['package']} {env['version']}: {len(chosen)} cases of classes that came back, "
+                      f"{times} more time{'s' if times != 1 else ''}", highlight=False)
+        for k in range(1, times + 1):
+            folder = Path(env["run"]) / f"repeat-{k}"
+            with OutLock(folder):
+                _execute(console, chosen, [], targets, skipped, Options(out_dir=folder, jobs=jobs, timeout=timeout),
+                         False, None, None, None, False, 0, 0.0, None, True)
