@@ -2,6 +2,8 @@
 ``double``, each a module ``history_double`` written into an environment of its own, that compute
 with ``onnx.reference`` and differ on purpose (:data:`BEHAVIOURS`):
 
+- 0.7 runs with the suite's adapter missing a module it imports when it runs (an ImportError):
+  every target is left out, so its environment is broken;
 - 0.8 crashes (SIGSEGV) on every call: every probe crashes, so its environment is broken;
 - 0.9 is a release built for another numpy: its import prints numpy's "compiled using NumPy 1.x"
   message and a ``SystemError`` and still succeeds (exit status 0), and every call crashes;
@@ -29,6 +31,7 @@ from pathlib import Path
 from conformance.history.environments import Env
 
 BEHAVIOURS = {
+    "0.7": {"adapter_cannot_import"},
     "0.8": {"crash_all"},
     "0.9": {"import_systemerror", "crash_all"},
     "1.0": {"no_opset22", "no_layout1"},
@@ -86,6 +89,8 @@ class Double:
     version = VERSION
 
     def run(self, model, feeds):
+        if "adapter_cannot_import" in BEHAVIOUR:
+            import a_module_this_environment_lacks  # noqa: F401
         if "crash_all" in BEHAVIOUR:
             os.kill(os.getpid(), signal.SIGSEGV)
         m = onnx.load_from_string(model)

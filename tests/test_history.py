@@ -39,7 +39,7 @@ entries:
 @pytest.fixture(scope="module")
 def history(tmp_path_factory):
     root = tmp_path_factory.mktemp("history")
-    envs = {v: make_release(root / "envs", v) for v in ("0.8", "0.9", "1.0", "2.0", "3.0")}
+    envs = {v: make_release(root / "envs", v) for v in ("0.7", "0.8", "0.9", "1.0", "2.0", "3.0")}
     envs["4.0"] = Env("double", "4.0", root / "envs" / "double-4.0", error="could not be installed: no such release")
     cases, errors = load_paths([CASES])
     select = compile_expression(SELECT)
@@ -69,7 +69,7 @@ def test_the_merge_keeps_every_release_as_its_own_target(history):
     assert len({(r["case"], r["target"]) for r in records}) == len(records)
     summary = dict(history["summary"])
     model = summary.pop("model")
-    assert summary == {"records": 54, "runs": 3, "unavailable": 3}
+    assert summary == {"records": 54, "runs": 3, "unavailable": 4}
     assert json.loads(json.dumps(model)) == json.loads((history["out"] / "history.json").read_text())
     assert {r["runtime_version"] for r in records} == {"1.0", "2.0", "3.0"}   # none of the broken 0.8 and 0.9
 
@@ -112,6 +112,15 @@ def test_a_release_whose_every_probe_crashes_is_broken(history):
     assert {op: three[("onnx-14", op)] for op in ("RNN", "GRU", "LSTM")} == {
         "RNN": "crashes", "GRU": "accepts", "LSTM": "accepts"}
     assert facts["3.0"]["state"] == "ready" and facts["3.0"]["run"]
+
+
+def test_a_release_where_the_suites_adapter_cannot_import_what_it_needs_is_broken(history):
+    """0.7's probes fail with a ModuleNotFoundError of the adapter's own: no refusal of the release
+    (no version gate), but targets that cannot run there, left out; with none left, it is broken."""
+    facts = {f["version"]: f for f in history["facts"]}
+    assert facts["0.7"]["state"] == "broken" and "run" not in facts["0.7"] and not facts["0.7"].get("gates")
+    assert "the suite's adapters cannot run there" in facts["0.7"]["error"]
+    assert "No module named 'a_module_this_environment_lacks'" in facts["0.7"]["error"]
 
 
 def test_a_release_that_predates_the_spec_version_is_gated_not_divergent(history):
@@ -213,17 +222,17 @@ def test_bisect_asks_for_the_middle_release_of_each_gap_where_a_class_changes(hi
 def test_the_support_timeline_shows_since_when_opset_22_is_accepted(history):
     model = history["summary"]["model"]
     rows = {(r["spec"], r["op"]): r for r in model["support"]["double"]}
-    assert model["releases"]["double"] == ["0.8", "0.9", "1.0", "2.0", "3.0", "4.0"]
+    assert model["releases"]["double"] == ["0.7", "0.8", "0.9", "1.0", "2.0", "3.0", "4.0"]
     for op in ("GRU", "LSTM"):
         row = rows[("onnx-22", op)]
         assert row["lines"] == ["double/CPU@onnx-22"]
-        assert row["states"] == [None, None, "refuses", "accepts", "accepts", None]   # 0.8, 0.9 broken; 4.0 absent
+        assert row["states"] == [None, None, None, "refuses", "accepts", "accepts", None]   # 0.7-0.9 broken
         assert (row["first"], row["since"], row["lost"]) == ("2.0", "2.0", [])
         assert "release 1.0 knows opsets up to 21" in row["why"]["1.0"]
     rnn = rows[("onnx-22", "RNN")]   # 3.0 crashes on every forward RNN, the probe's too
-    assert rnn["states"] == [None, None, "refuses", "accepts", "crashes", None]
+    assert rnn["states"] == [None, None, None, "refuses", "accepts", "crashes", None]
     assert (rnn["first"], rnn["since"], rnn["lost"]) == ("2.0", None, ["3.0"])
-    assert rows[("onnx-14", "RNN")]["states"] == [None, None, "accepts", "accepts", "crashes", None]
+    assert rows[("onnx-14", "RNN")]["states"] == [None, None, None, "accepts", "accepts", "crashes", None]
     assert rows[("onnx-14", "RNN")]["lost"] == ["3.0"]
     md = (history["out"] / "history.md").read_text()
     assert "| double | `onnx-22` | LSTM | `double/CPU@onnx-22` | 2.0 | 2.0 |" in md
@@ -260,7 +269,7 @@ def test_the_history_view_dates_each_class_and_flags_the_regression(history):
     bidirectional = next(c for n, c in by_name.items() if n.startswith("double: fails"))
     for ln in bidirectional["lines"]:
         assert (ln["first"], ln["last"], ln["fixed"], ln["regressions"]) == ("2.0", "2.0", "3.0", [])
-    assert model["releases"]["double"] == ["0.8", "0.9", "1.0", "2.0", "3.0", "4.0"]
+    assert model["releases"]["double"] == ["0.7", "0.8", "0.9", "1.0", "2.0", "3.0", "4.0"]
     assert (history["out"] / "history.html").is_file() and (history["out"] / "history.md").is_file()
 
 
@@ -289,7 +298,7 @@ def test_a_verdict_that_varies_between_runs_of_a_release_is_unstable_not_a_regre
     layout = next(c for c in model["classes"] if "release 1 has no layout 1" in c["name"])
     line = next(ln for ln in layout["lines"] if ln["line"] == "double/CPU@onnx-14")
     assert line["regressions"] == [] and line["unstable"] == ["3.0"]
-    assert line["states"][2:5] == ["shows", "fixed", "unstable"]   # 0.8 and 0.9 are broken: no pairs
+    assert line["states"][3:6] == ["shows", "fixed", "unstable"]   # 0.7 to 0.9 are broken: no pairs
     records = [json.loads(x) for x in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
     assert {tuple(r["unstable"]) for r in records if r.get("unstable")} == {("pass", "rejected")}
 

@@ -99,7 +99,8 @@ def targets(request: dict) -> dict:
     """The targets of the requested adapter modules here, as plain data, each with its ``probe``:
     per op whose minimal program at its spec version was sent, whether the runtime ``accepts``,
     ``refuses`` (raises) or ``crashes`` on it (the process dies), with the reason, and its
-    ``gates``: the ops it refuses."""
+    ``gates``: the ops it refuses whose probe gates (``gate``: a program that stands for every form
+    of the op)."""
     from conformance.runtimes import builtin_targets
     found, skipped = [], []
     for module in request["modules"]:
@@ -114,13 +115,15 @@ def targets(request: dict) -> dict:
             probe = _probe(t, request.get("probes", {}).get(t.spec, {}))
             entry.update(ref_path=t.ref.path, ref_kwargs=[list(kv) for kv in t.ref.kwargs], family=t.family,
                          batch=t.batch, probe=probe,
-                         gates={op: o["why"] for op, o in probe.items() if o["state"] == "refuses"})
+                         gates={op: o["why"] for op, o in probe.items()
+                                if o["state"] == "refuses" and request.get("probes", {})[t.spec][op].get("gate")})
             found.append(entry)
     return {"targets": found, "skipped": skipped}
 
 
 def _probe(target, probes: dict) -> dict:
-    """{op: {"state": accepts | refuses | crashes, "why"}} for each probe. The probes run in a
+    """{op: {"state": accepts | refuses | crashes | broken, "why"}} for each probe (``broken``: the
+    suite's adapter failed to import what it needs there, which says nothing of the release). The probes run in a
     forked child where there is fork, which answers op by op: when it dies, the op it was running
     crashes and a new child goes on with the rest (a release that crashes on one op may still
     accept the others; a crash gates nothing, its pairs then crash one verdict each)."""
@@ -168,6 +171,9 @@ def _outcomes(target, probes: dict, answer) -> dict:
             runtime = runtime or target.ref.build()
             runtime.run(probe["model"], {k: unpack(v) for k, v in probe["feeds"].items()})
             outcome = {"state": "accepts", "why": ""}
+        except ImportError as exc:  # the adapter itself cannot run here: no refusal of the release's
+            outcome = {"state": "broken", "why": f"the suite's adapter for {target.spec} cannot run in this "
+                                                  f"environment ({type(exc).__name__}: {exc})"}
         except Exception as exc:  # noqa: BLE001 - the refusal is the measurement
             text = " ".join(f"{type(exc).__name__}: {exc}".split())
             text = text if len(text) <= 300 else f"{text[:100]} … {text[-180:]}"

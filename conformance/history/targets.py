@@ -5,13 +5,17 @@ release's column reads ``onnxruntime-1.18.0/CPU@onnx-14``. Its ``gates`` are the
 spec version's minimal RNN, GRU or LSTM (one step, one unit, zeros) that the release refuses makes
 every pair of that op at that spec version ``not-expressible``, with the release's own error as the
 reason (an onnxruntime that predates opset 22 knows no LSTM-22). A pair the release accepts at
-the minimal size and then gets wrong is judged as every other pair. What each probe gave (accepts,
-refuses, crashes) is the release's *support*, the history's support timelines.
+the minimal size and then gets wrong is judged as every other pair. The probes are the sequence form;
+an ONNX op is the same for both forms, so only the ONNX versions gate, while OpenVINO's IR opsets
+(whose cells are ops of their own) are probed for the support timelines only. What each probe gave
+(accepts, refuses, crashes) is the release's *support*, the history's support timelines.
 
 Before its verdicts count, the environment is checked (:func:`discover`): it is *broken* when
 importing its runtime printed a ``SystemError`` (a module built against numpy 1 under numpy 2
 imports, prints it, exits 0, and every call crashes), or when every probe of every target crashed.
-A broken release is listed with the reason and never run.
+A broken release is listed with the reason and never run. A target whose probe cannot even import
+what the suite's adapter needs there is left out, with the reason (a skipped runtime); when no
+target is left, the environment is broken.
 """
 
 from __future__ import annotations
@@ -80,7 +84,10 @@ def _probe_program(spec: str, op: str, folder: str) -> dict | None:
             SPECS[spec].write(prog, where)
     except Exception:  # noqa: BLE001 - no probe: the pairs run and are judged one by one
         return None
-    return {"model": prog.runtime_input(), "feeds": {k: pack(v) for k, v in prog.feeds.items()}}
+    # an ONNX RNN, GRU or LSTM is one op for both forms, so its refusal gates the cells too; OpenVINO's
+    # opsets have cell ops of their own, which a sequence's refusal says nothing about: support only
+    return {"model": prog.runtime_input(), "feeds": {k: pack(v) for k, v in prog.feeds.items()},
+            "gate": prog.format == "onnx"}
 
 
 @dataclass
@@ -131,8 +138,12 @@ def _discover(env: Env, specs_by_format: dict, timeout: float, folder: str) -> D
     if problem:
         return Discovery(broken=f"broken: importing {env.package} {env.version} there: {problem}")
     answer = pickle.loads(done.stdout)  # noqa: S301 - our own child's answer, plain values only
-    targets = []
+    targets, skipped = [], []
     for t in answer["targets"]:
+        broken = [o["why"] for o in (t.get("probe") or {}).values() if o["state"] == "broken"]
+        if broken:   # the suite's adapter cannot run there: the target is left out, not judged
+            skipped.append(Skipped(f"{env.name} {t['id']}", f"broken in this environment: {broken[0]}"))
+            continue
         inner = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in t["ref_kwargs"])
         ref = RuntimeRef("conformance.history.proxy:EnvRuntime",
                          (("python", env.python), ("path", t["ref_path"]), ("kwargs", inner),
@@ -141,9 +152,13 @@ def _discover(env: Env, specs_by_format: dict, timeout: float, folder: str) -> D
                               format=t["format"], description=f"{t['description']} (environment {env.folder})",
                               precision=t.get("precision", ""), configuration=t.get("configuration", {}),
                               family=t.get("family", ""), gates=t.get("gates", {})))  # the proxy takes one program per call
-    skipped = [Skipped(f"{env.name} {name}", reason) for name, reason in answer["skipped"]]
+    skipped += [Skipped(f"{env.name} {name}", reason) for name, reason in answer["skipped"]]
+    kept = {t.id for t in targets}
     support = [{"target": t["id"], "spec": t["spec"], "op": op, "state": o["state"], "why": o["why"]}
-               for t in answer["targets"] for op, o in (t.get("probe") or {}).items()]
+               for t in answer["targets"] if t["id"] in kept for op, o in (t.get("probe") or {}).items()]
+    if answer["targets"] and not targets:
+        return Discovery(skipped=skipped, broken="broken: the suite's adapters cannot run there: "
+                                                 + "; ".join(s.reason for s in skipped)[:600])
     if support and all(s["state"] == "crashes" for s in support):
         return Discovery(skipped=skipped, support=support,
                          broken=f"broken: every probe crashed ({len(support)} minimal programs on "
