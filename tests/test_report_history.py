@@ -455,3 +455,16 @@ def test_expectations_that_cover_nothing_give_one_warning_with_a_count(expectati
     print_history(Console(file=out, width=80), model)
     text = out.getvalue()
     assert text.count("warning: 2 expectation entries") == 1 and "matches nothing" not in text
+
+
+def test_bisect_narrows_a_change_of_support_as_it_narrows_a_class():
+    from conformance.history.cli import gaps_in
+    envs = [{"package": "double", "version": v, "error": "", "support": [
+        {"target": f"double-{v}/CPU@onnx-22", "spec": "onnx-22", "op": "LSTM", "state": state, "why": ""}]}
+        for v, state in (("1.0", "refuses"), ("2.0", "accepts"), ("3.0", "accepts"))]
+    steady = [record("double/b[x=2]", rel, "pass") for rel in ("1.0", "2.0", "3.0")]   # no class changes
+    model = build(steady, environments=envs)
+    every = {"double": ["1.0", "1.2", "1.4", "1.6", "2.0", "2.5", "3.0"]}
+    tried = {("double", v) for v in ("1.0", "2.0", "3.0")}
+    assert gaps_in(model, tried, every) == [("double", "1.4")]
+    assert gaps_in(model, tried | {("double", "1.4")}, every) == [("double", "1.6")]   # a release tried is not asked again

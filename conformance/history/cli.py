@@ -266,12 +266,13 @@ def gaps(envs: list, expectations, every: dict) -> list[tuple[str, str]]:
     line, with releases not run between them: a class affects one and not the other (an unstable
     release is neither), or a spec version's op is accepted by one and not the other. The same
     runs give the same releases."""
-    from packaging.version import Version
-
     model = _model(envs, expectations)
-    if model is None:
-        return []
-    tried = {(e["package"], e["version"]) for e in envs}
+    return [] if model is None else gaps_in(model, {(e["package"], e["version"]) for e in envs}, every)
+
+
+def gaps_in(model: dict, tried: set, every: dict) -> list[tuple[str, str]]:
+    """:func:`gaps` of a history model, ``tried`` the (package, version) already run."""
+    from packaging.version import Version
     wanted: set[tuple[str, str]] = set()
 
     def between(runtime: str, steps: list[tuple[str, bool]]) -> None:
