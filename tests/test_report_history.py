@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import textwrap
 
 import pytest
 from rich.console import Console
@@ -259,16 +258,16 @@ def test_expectations_per_release(expectations):
     assert a["versions"] == "<2"
 
 
+def entries(tmp_path, targets: str, *reasons: str) -> Expectations:
+    """An expectations file for ``targets`` with one entry per reason (its cases: the reason's first word*)."""
+    path = tmp_path / "entries.yaml"
+    path.write_text(f'targets: "{targets}"\nentries:\n' + "".join(
+        f'  - cases: "double/{r.split()[0]}*"\n    kind: known-bug\n    reason: {r}\n' for r in reasons), encoding="utf-8")
+    return Expectations.load([path])
+
+
 def test_an_entry_for_a_runtime_not_in_the_history_is_left_out(tmp_path):
-    path = tmp_path / "other.yaml"
-    path.write_text(textwrap.dedent("""\
-        targets: "other-*"
-        entries:
-          - cases: "*"
-            kind: known-bug
-            reason: another runtime's
-        """), encoding="utf-8")
-    model = build(records(), expectations=Expectations.load([path]))
+    model = build(records(), expectations=entries(tmp_path, "other-*", "another runtime's"))
     assert model["expectations"] == []
     out = io.StringIO()
     print_history(Console(file=out, width=80), model)
@@ -438,19 +437,8 @@ def test_the_terminal_table_keeps_versions_whole_names_files_relatively_and_narr
     assert "first 2026.0.0 · last affected 2026.10.12 · fixed in —" in out.getvalue()
 
 
-def test_expectations_that_cover_nothing_give_one_warning_with_a_count(expectations, tmp_path):
-    path = tmp_path / "idle.yaml"
-    path.write_text(textwrap.dedent("""\
-        targets: "double-*/CPU@*"
-        entries:
-          - cases: "double/never*"
-            kind: known-bug
-            reason: never seen
-          - cases: "double/nothing*"
-            kind: known-bug
-            reason: nothing either
-        """), encoding="utf-8")
-    model = build(records(), expectations=Expectations.load([path]))
+def test_expectations_that_cover_nothing_give_one_warning_with_a_count(tmp_path):
+    model = build(records(), expectations=entries(tmp_path, "double-*/CPU@*", "never seen", "nothing either"))
     out = io.StringIO()
     print_history(Console(file=out, width=80), model)
     text = out.getvalue()
