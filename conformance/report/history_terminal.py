@@ -117,12 +117,14 @@ def _gate(console: Console, model: dict) -> None:
         where = found[0]["line"] if len(found) == 1 else f"{len(found)} lines"
         console.print(f"NEW on {runtime} {release} (the newest): {_clip(name)} ({sum(u['pairs'] for u in found)} "
                       f"pairs on {where})", highlight=False, markup=False, soft_wrap=True)
-    for r in gate.get("regressions", []):
-        console.print(f"REGRESSION: {_clip(r['name'])} on {r['line']}: {regression_text(r)}", highlight=False,
-                      markup=False, soft_wrap=True)
-    for r in gate.get("known_regressions", []):
-        console.print(f"regression the expectations cover: {_clip(r['name'])} on {r['line']}: {regression_text(r)}",
-                      highlight=False, markup=False, soft_wrap=True)
+    for label, found in (("REGRESSION", gate.get("regressions", [])),
+                         ("regression the expectations cover", gate.get("known_regressions", []))):
+        by_class: dict[tuple, list[str]] = {}
+        for r in found:
+            by_class.setdefault((r["class"], r["name"], regression_text(r)), []).append(r["line"])
+        for (_, name, said), lines in by_class.items():
+            where = lines[0] if len(lines) == 1 else f"{len(lines)} lines"
+            console.print(f"{label}: {_clip(name)} on {where}: {said}", highlight=False, markup=False, soft_wrap=True)
     console.print(f"gate: exit status {gate.get('status', 0)} ({len(grouped)} classes new on the "
                   f"newest releases, {len(gate.get('regressions', []))} regressions the expectations do not cover)",
                   highlight=False, soft_wrap=True)
