@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 
 from conformance.gate import Entry, Expectations
-from conformance.history.repeats import mark, unstable
+from conformance.history.repeats import mark, suspects, unstable
 from conformance.report.history import build, line_of, write
 from conformance.report.history_classes import relative
 from conformance.report.history_terminal import print_history
@@ -456,3 +456,14 @@ def test_bisect_narrows_a_change_of_support_as_it_narrows_a_class():
     tried = {("double", v) for v in ("1.0", "2.0", "3.0")}
     assert gaps_in(model, tried, every) == [("double", "1.4")]
     assert gaps_in(model, tried | {("double", "1.4")}, every) == [("double", "1.6")]   # a release tried is not asked again
+
+
+def test_repeats_go_where_a_boundary_or_a_regression_could_be_luck():
+    """A class's ends (the clean release before it shows, the release that fixes it) are run again,
+    and a class that comes back after a fix is run again on every release: a pair that passes by
+    luck (stale memory holding the right values) must not move a boundary unseen."""
+    recs = (strip_records("double/z[x=1]", {"1.0": "pass", "2.0": "fail", "3.0": "fail", "4.0": "pass"})
+            + strip_records("double/c[x=1]", {"1.0": "fail", "2.0": "pass", "3.0": "fail", "4.0": "fail"}))
+    wanted = suspects(build(recs))
+    assert wanted == {("double", "1.0"): {"double/z[x=1]", "double/c[x=1]"}, ("double", "4.0"): {"double/z[x=1]", "double/c[x=1]"},
+                      ("double", "2.0"): {"double/c[x=1]"}, ("double", "3.0"): {"double/c[x=1]"}}

@@ -9,7 +9,9 @@ release is affected, and the record keeps every verdict seen (``verdicts_seen``)
 
 Before a history reports a regression (a class fixed, then showing again), it runs the cases of
 that class again on each release of its runtime (``RUN/repeat-K/``), so that an unstable pair
-cannot pass for a fix.
+cannot pass for a fix; and it runs every class's cases again on the releases at its ends (the
+clean one before its first showing, the one that fixed it), so that a pair that passed by luck
+cannot move a boundary unseen.
 """
 
 from __future__ import annotations
@@ -50,29 +52,40 @@ def mark(records: list, runs: list) -> list:
     return out
 
 
-def suspects(model: dict | None) -> dict[str, set[str]]:
-    """{runtime: case ids} of the classes with a regression after a fix (the cases passed, then
-    failed again: an unstable pair would look so)."""
-    found: dict[str, set[str]] = {}
+def suspects(model: dict | None) -> dict[tuple[str, str], set[str]]:
+    """{(runtime, release): case ids} to run again: the cases of every class with a regression after
+    a fix (the cases passed, then failed again: an unstable pair would look so), on each release of
+    its runtime; and the cases of every class on the releases at its ends (the one before its first
+    showing, where it ran clean, and the one that fixed it), where a pair that passes by luck (stale
+    memory that happened to hold the right values) would move a boundary."""
+    found: dict[tuple[str, str], set[str]] = {}
     for cls in (model or {}).get("classes", []):
+        ids = set(cls.get("case_ids") or [])
         for line in cls["lines"]:
+            order = model["releases"].get(line["runtime"], []) if model else []
             if any(r.get("fixed") is not None for r in line.get("regressions", [])):
-                found.setdefault(line["runtime"], set()).update(cls.get("case_ids") or [])
+                ends = list(order)
+            else:
+                ran = [(r, st) for r, st in zip(order, line["states"]) if st in ("shows", "otherwise", "fixed", "clean")]
+                ends = [r for (r, st), (_, then) in zip(ran, ran[1:]) if st == "clean" and then == "shows"][:1]
+                ends += [line["fixed"]] if line.get("fixed") else []
+            for release in ends:
+                found.setdefault((line["runtime"], release), set()).update(ids)
     return found
 
 
 def run_repeats(console, envs: list, model: dict | None, cases, formats, jobs, timeout, times: int) -> None:
-    """Run the cases of every class with a regression ``times`` more times on each release of its
-    runtime (``RUN/repeat-K/``, resumed: a pair already repeated is not run again)."""
+    """Run the cases :func:`suspects` names ``times`` more times on their releases
+    (``RUN/repeat-K/``, resumed: a pair already repeated is not run again)."""
     from conformance.cli import _execute
     from conformance.history.environments import Env
     from conformance.history.targets import env_targets
     from conformance.run import Options
     from conformance.run.files import OutLock
 
-    wanted_by_runtime = suspects(model)
+    wanted_by_release = suspects(model)
     for env in envs:
-        wanted = wanted_by_runtime.get(env["package"])
+        wanted = wanted_by_release.get((env["package"], env["version"]))
         if not wanted or not env.get("run"):
             continue
         chosen = [c for c in cases if c.id in wanted]
@@ -81,8 +94,8 @@ def run_repeats(console, envs: list, model: dict | None, cases, formats, jobs, t
         targets, skipped = env_targets(release, formats)
         if not chosen or not targets:
             continue
-        console.print(f"{env['package']} {env['version']}: {len(chosen)} cases of classes that came back, "
-                      f"{times} more time{'s' if times != 1 else ''}", highlight=False)
+        console.print(f"{env['package']} {env['version']}: {len(chosen)} cases of classes that change there or "
+                      f"come back, {times} more time{'s' if times != 1 else ''}", highlight=False)
         for k in range(1, times + 1):
             folder = Path(env["run"]) / f"repeat-{k}"
             with OutLock(folder):
