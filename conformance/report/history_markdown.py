@@ -43,14 +43,16 @@ def _gate(model: dict) -> list[str]:
     gate = model.get("gate") or {}
     out = ["## Gate", "", f"Exit status {gate.get('status', 0)}: newest releases "
            + (", ".join(f"{rt} {rel}" for rt, rel in (gate.get("newest") or {}).items()) or "none") + ".", ""]
-    for u in gate.get("uncovered", []):
-        out.append(f"- new on {text(u['runtime'])} {text(u['release'])}: {text(u['name'])} ({u['pairs']} pairs "
-                   f"on {code(u['line'])})")
-    for r in gate.get("regressions", []):
-        out.append(f"- regression: {text(r['name'])} on {code(r['line'])}: {text(regression_text(r))}")
-    for r in gate.get("known_regressions", []):
-        out.append(f"- regression the expectations cover: {text(r['name'])} on {code(r['line'])}: "
-                   f"{text(regression_text(r))}")
+    for label, found in (("new on the newest release", gate.get("uncovered", [])),
+                         ("regression", gate.get("regressions", [])),
+                         ("regression the expectations cover", gate.get("known_regressions", []))):
+        by_class: dict[tuple, list[dict]] = {}
+        for item in found:
+            by_class.setdefault((item["class"], item["name"]), []).append(item)
+        for (_, name), items in by_class.items():
+            said = (f"{items[0]['runtime']} {items[0]['release']}, {sum(i['pairs'] for i in items)} pairs"
+                    if "pairs" in items[0] else regression_text(items[0]))
+            out.append(f"- {label}: {text(name)}: {text(said)} (on {', '.join(code(i['line']) for i in items)})")
     return out + [""]
 
 
