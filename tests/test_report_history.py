@@ -346,9 +346,13 @@ def test_only_passing_and_failing_in_turns_is_unstable(tmp_path):
     a, b, c = mark(first, [run])
     assert a["verdicts_seen"] == ["crash", "fail"] and "unstable" not in a
     assert b["unstable"] == ["fail", "pass"] and c == first[2]
-    model = build([a, b, c])
-    assert one_line(by_name(model)["double: fails in double/a"])["states"] == ["shows"]
-    assert one_line(by_name(model)["double: fails in double/b"])["states"] == ["unstable"]
+    later = [record("double/b[x=1]", "2.0", "fail")]
+    model = build([a, b, c] + later)
+    assert one_line(by_name(model)["double: fails in double/a"])["states"] == ["shows", "not-run"]
+    assert one_line(by_name(model)["double: fails in double/b"])["states"] == ["unstable", "shows"]
+    out = io.StringIO()
+    print_history(Console(file=out, width=80), model)
+    assert "unstable (passed in one run, failed in another): 1.0" in out.getvalue()
 
 
 def test_a_refusal_that_becomes_a_silent_divergence_is_a_regression_not_a_fix():

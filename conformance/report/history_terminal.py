@@ -40,7 +40,8 @@ def class_rows(model: dict) -> list[dict]:
             fixed = "" if any(ln.get("fixed") is None for ln in shown) else max(
                 (ln["fixed"] for ln in shown), key=order.index)
             again = sorted({regression_text(r) for ln in shown for r in ln.get("regressions", [])})
-            rows.append({"class": _clip(cls["name"]), "runtime": runtime,
+            unstable = sorted({r for ln in shown for r in ln.get("unstable", [])}, key=order.index)
+            rows.append({"class": _clip(cls["name"]), "runtime": runtime, "unstable": ", ".join(unstable),
                          "first": min((ln["first"] for ln in shown), key=order.index),
                          "last": max((ln["last"] for ln in shown), key=order.index),
                          "fixed": fixed, "regressions": "; ".join(again)})
@@ -58,10 +59,10 @@ def _classes(console: Console, model: dict, limit: int) -> None:
     table.add_column("runtime", no_wrap=True)
     for column, title in (("first", "first"), ("last", "last affected"), ("fixed", "fixed in")):
         table.add_column(title, no_wrap=True, min_width=max(len(title), *(len(r[column]) for r in shown)))
-    table.add_column("regressions", overflow="fold")
+    table.add_column("regressions · unstable", overflow="fold")
     for r in shown:
-        table.add_row(escape(r["class"]), r["runtime"], r["first"], r["last"], r["fixed"] or "—",
-                      escape(r["regressions"]) or "")
+        notes = "; ".join(x for x in (r["regressions"], f"unstable: {r['unstable']}" if r["unstable"] else "") if x)
+        table.add_row(escape(r["class"]), r["runtime"], r["first"], r["last"], r["fixed"] or "—", escape(notes))
     wide = sum(max(len(c), *(len(r[c]) for r in shown)) + 3 for c in ("runtime", "first", "last", "fixed"))
     if console.is_terminal and wide + 40 <= console.width:
         console.print(table)
@@ -73,6 +74,9 @@ def _classes(console: Console, model: dict, limit: int) -> None:
             console.print(f"    {facts}", highlight=False, markup=False, soft_wrap=True)
             if r["regressions"]:
                 console.print(f"    regressions: {r['regressions']}", highlight=False, markup=False, soft_wrap=True)
+            if r["unstable"]:
+                console.print(f"    unstable (passed in one run, failed in another): {r['unstable']}", highlight=False,
+                              markup=False, soft_wrap=True)
     if len(rows) > limit:
         console.print(f"... and {len(rows) - limit} more rows in history.html", highlight=False)
 
