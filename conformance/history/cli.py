@@ -84,9 +84,10 @@ def representative(root: Path = Path("cases"), limits=None) -> list[Path]:
                    "version's op becomes accepted or refused) by running the releases between them: at most "
                    "ROUNDS rounds, one middle release per gap each (0: off).")
 @click.option("--repeat", "repeats", default=2, show_default=True, type=click.IntRange(0, 10),
-              help="Run the cases of every class that comes back after a fix this many times more on each "
-                   "release: a case that passes in one run of a release and fails in another marks that "
-                   "release unstable for its class instead of a regression (0: off).")
+              help="Run again, this many times more, the cases of every class that comes back after a fix "
+                   "(on each release) and of every class at its ends (the clean release before it shows, the "
+                   "one that fixes it): a case that passes in one run of a release and fails in another marks "
+                   "that release unstable for its class (0: off).")
 @click.option("--index-url", default=PYPI, show_default=True, help="The package index's JSON API.")
 def history_command(selections, case_paths, full, expr, spec_filter, limit, out_dir, jobs, timeout, expectation_paths,
                     fresh, retry, allow_unsupported, ablation, bisect_rounds, repeats, index_url):
