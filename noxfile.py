@@ -5,7 +5,9 @@ Every session installs the pinned, tested versions from constraints.txt (torch p
 machines take the local CPU build).
 """
 
+import hashlib
 import os
+from pathlib import Path
 
 import nox
 
@@ -17,12 +19,38 @@ PYTHON = "3.11"
 JOBS = str(max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)))
 
 
+#: what an environment's packages follow from: when none of it changed, a session does not install again
+INSTALLED_FROM = ("constraints.txt", "pyproject.toml")
+
+
 def install(session, extras="runtimes,test,cluster"):
-    session.install("-c", "constraints.txt", "torch==2.13.0")
-    session.install("-c", "constraints.txt", "-e", f".[{extras}]")
+    """The pinned packages, once per change: a stamp in the environment records what they were
+    installed from (constraints.txt, pyproject.toml, the extras), and a later call with the same
+    skips pip (about a minute of resolving on 2 cores). CONFORMANCE_REINSTALL=1 installs anyway."""
+    key = hashlib.sha256("\0".join([extras, *(Path(f).read_text() for f in INSTALLED_FROM)]).encode()).hexdigest()
+    stamp = Path(session.virtualenv.location or ".") / ".conformance-installed"
+    if stamp.is_file() and stamp.read_text() == key and not os.environ.get("CONFORMANCE_REINSTALL"):
+        session.log(f"packages up to date ({' and '.join(INSTALLED_FROM)} unchanged since they were installed; "
+                    f"CONFORMANCE_REINSTALL=1 installs again)")
+    else:
+        session.install("-c", "constraints.txt", "torch==2.13.0")
+        session.install("-c", "constraints.txt", "-e", f".[{extras}]")
+        if session.virtualenv.location:
+            stamp.write_text(key)
     # a browser whose WebNN works, cached in ~/.cache/rnn-conformance/ (npm and node needed; without
-    # them, or offline, the webnn runtime is a declared gap): docs/webnn.md
+    # them, or offline, the webnn runtime is a declared gap): docs/webnn.md. Found in under a second
+    # when it is there (its probe is cached)
     session.run("python", "-m", "conformance.runtimes.webnn_browser", "--install", success_codes=[0, 1])
+
+
+def out_of(args, default: str) -> str:
+    """The folder a `conformance run` writes: its --out (or --out=DIR) among ``args``, else ``default``."""
+    for i, arg in enumerate(args):
+        if arg == "--out" and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("--out="):
+            return arg.split("=", 1)[1]
+    return default
 
 
 @nox.session(python=PYTHON)
@@ -34,8 +62,8 @@ def conformance(session):
     """
     install(session, "runtimes")
     args = session.posargs or ["cases", "--out", "reports/latest"]
-    session.run("conformance", "run", "--jobs", JOBS, "--expectations", "expectations", *args)
-    session.log("report: reports/latest/index.html (results.jsonl, junit.xml, summary.md beside it)")
+    session.run("conformance", "run", "--jobs", JOBS, *args)
+    session.log(f"report: {out_of(args, 'reports/latest')}/index.html (results.jsonl, junit.xml, summary.md beside it)")
 
 
 @nox.session(name="conformance-all", python=PYTHON)
@@ -44,8 +72,8 @@ def conformance_all(session):
     docs/engines.md); write reports/all/ (posargs go to `conformance run`). Gated on expectations/ like `conformance`."""
     install(session, "runtimes,engines")
     args = session.posargs or ["cases", "--out", "reports/all"]
-    session.run("conformance", "run", "--jobs", JOBS, "--expectations", "expectations", *args)
-    session.log("report: reports/all/index.html")
+    session.run("conformance", "run", "--jobs", JOBS, *args)
+    session.log(f"report: {out_of(args, 'reports/all')}/index.html")
 
 
 @nox.session(python=PYTHON)
@@ -54,14 +82,16 @@ def production(session):
     reports/production/ (posargs go to `conformance run`)."""
     install(session, "runtimes")
     args = session.posargs or ["cases", "--tier", "production", "--out", "reports/production"]
-    session.run("conformance", "run", "--jobs", JOBS, "--timeout", "600", "--expectations", "expectations", *args)
+    session.run("conformance", "run", "--jobs", JOBS, "--timeout", "600", *args)
+    session.log(f"report: {out_of(args, 'reports/production')}/index.html")
 
 
 @nox.session(python=PYTHON)
 def tests(session):
     """The suite's own tests, on the real runtimes. The fast loop: `nox -s tests -- -m "not slow"`."""
     install(session)
-    session.run("pytest", "-q", "-p", "no:cacheprovider", *session.posargs)
+    # -v: each test's name as it runs (a CI log shows progress); --durations: the slowest tests at the end
+    session.run("pytest", "-v", "--durations=15", "-p", "no:cacheprovider", *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -69,7 +99,7 @@ def smoke(session):
     """A short `conformance run` on a few cases: exits non-zero on any failing verdict."""
     install(session, "runtimes")
     session.run("conformance", "run", "cases", "-k", "basic or cell", "--out", "reports/smoke", "--fresh",
-                "--jobs", JOBS, "--quiet", "--expectations", "expectations", *session.posargs)
+                "--jobs", JOBS, "--quiet", *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -27,6 +27,10 @@ from conformance.run.engine import REPEAT_UNDER
 from conformance.run.select import SelectError, compile_expression
 from conformance.selection import CONFIG_HELP
 
+GATE_HELP = ("Known divergences (a YAML file or a folder of them, repeatable): covered failures do not fail the run. "
+             "Default: ./expectations/ where it exists (run and fuzz alike; report keeps the gate each run judged); "
+             "--no-expectations for none.")
+
 DEFAULT_CASES = ("cases",)
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
 #: a case file with an error (reported with file:line; the other files' cases still run): as a usage error
@@ -148,7 +152,8 @@ def _children_skip_the_script() -> None:
 @click.option("--prec", default=128, show_default=True, type=click.IntRange(64, 4096), help="Oracle precision in bits.")
 @click.option("--no-entry-points", is_flag=True, help="Ignore runtimes registered in the conformance.runtimes entry-point group.")
 @click.option("--expectations", "expectation_paths", multiple=True, type=click.Path(exists=True, path_type=Path),
-              help="Known divergences (a YAML file or a folder of them, repeatable): covered failures do not fail the run.")
+              help=GATE_HELP)
+@click.option("--no-expectations", is_flag=True, help="Gate on no expectations: every divergence is new.")
 @click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="An earlier results.jsonl: fail only on pairs that were not failing there.")
 @click.option("--ablation/--no-ablation", default=True, show_default=True,
@@ -178,15 +183,18 @@ def _children_skip_the_script() -> None:
 @tier_option
 @limit_options
 def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, cluster, workers, out_dir, timeout, fresh, prec, no_entry_points,
-        expectation_paths, baseline, ablation, ablation_budget, ablation_time, tolerance_policy, memory_limit,
+        expectation_paths, no_expectations, baseline, ablation, ablation_budget, ablation_time, tolerance_policy, memory_limit,
         repeat_under, quiet, tier, verbose, artifacts, batch):
-    """Run cases (default: ./cases) on every runtime present and write OUT/results.jsonl.
+    """Run cases (default: ./cases) on every runtime present and write OUT/results.jsonl, gated on
+    ./expectations/ where it exists (--expectations, --no-expectations).
 
     Exit status: 0 when no verdict is a new failure; 1 when a verdict is fail, rejected (a valid
     case refused), accepted-invalid, crash, timeout or error and neither an expectation nor the
-    baseline covers it, or when a case file has an error; 2 on a usage error (including a
-    malformed expectations file).
+    baseline covers it; 2 when a case file has an error (with file:line; the other files' cases
+    still run), on a usage error (a malformed expectations file or baseline, a -k or a target
+    selection that selects nothing).
     """
+    command_started = time.monotonic()   # what the summary's time counts from: the whole command
     from rich.console import Console
 
     from conformance.case.load import load_paths
@@ -195,6 +203,7 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, clu
     from conformance.run.probe import PROBE_TIMEOUT
     from conformance.selection import check_tolerance, select_targets
     console = Console(stderr=False)
+    sliced = is_slice(paths, expr, default_gate=not expectation_paths)
     paths = paths or tuple(Path(p) for p in DEFAULT_CASES if Path(p).exists())
     if not paths:
         raise click.UsageError("no case paths given and ./cases does not exist")
@@ -208,7 +217,7 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, clu
     finding = None if cluster else Meanwhile(select_targets, spec_filter, plugins, runtimes, devices,
                                              not no_entry_points, configs)
     try:
-        expectations, base = _gate_inputs(expectation_paths, baseline)
+        expectations, base = _gate_inputs(expectation_paths, baseline, no_expectations)
         cases, load_errors = load_paths(paths, limits=case_limits(), tier=tier)
     finally:
         if finding is not None:
@@ -220,7 +229,7 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, clu
     if expectations or base:
         from conformance.gate import classify
         gate = lambda rec: classify(rec, expectations, base)  # noqa: E731 - as the Engine takes it
-    cases = [c for c in cases if select(c.id)]
+    cases = selected(cases, select, expr)
     options = Options(out_dir=Path(out_dir), jobs=jobs, timeout=timeout, prec=prec, tolerance=tolerance_policy,
                       repeat_under=repeat_under, batch=batch)
     grid = None
@@ -229,11 +238,12 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, clu
         grid = open_cluster(cluster, workers, jobs, memory_limit, spec_filter, plugins, runtimes, devices,
                             not no_entry_points, configs, measure_timeout=min(timeout, PROBE_TIMEOUT))
         targets, skipped = grid.targets, grid.skipped
+    options.slice_ids = form_slice(cases, targets, configs)
     try:
         with grid or contextlib.nullcontext(), OutLock(out_dir), ended_by_sigterm():
             code = _execute(console, cases, load_errors, targets, skipped, options, fresh, expectations, base,
                             gate, ablation, ablation_budget, ablation_time, memory_limit, quiet,
-                            verbose=verbose, artifacts=artifacts, cluster=grid)
+                            verbose=verbose, artifacts=artifacts, cluster=grid, sliced=sliced, command_started=command_started)
     except Busy as exc:
         console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
         sys.exit(EXIT_USAGE)
@@ -254,6 +264,18 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, expr, jobs, clu
                       soft_wrap=True)
         sys.exit(EXIT_USAGE)
     sys.exit(code)
+
+
+def form_slice(cases, targets, configs) -> frozenset | None:
+    """The case ids the sliced execution forms run on (conformance/run/forms.py ``representative``),
+    or None (every case) where no target is in one, or ``--config`` names a sliced form."""
+    from conformance.runtimes.forms import BY_KEY, sliced
+    from conformance.selection import parse_config
+    named = {key for value in configs for key in parse_config(value)}
+    if any(BY_KEY[k].sliced for k in named if k in BY_KEY) or not any(sliced(t.config) for t in targets):
+        return None
+    from conformance.run.forms import representative
+    return representative(cases)
 
 
 def stdout_closed() -> bool:
@@ -293,13 +315,42 @@ class Meanwhile:
         return self._value
 
 
-def _gate_inputs(expectation_paths, baseline):
-    """(Expectations or None, Baseline or None) of --expectations and --baseline; a malformed file
-    is a usage error."""
+def is_slice(paths, expr: str, default_gate: bool = True) -> bool:
+    """Whether a run covers part of what its expectations were written for: a -k, a path inside
+    ./cases, or, under the default gate (./expectations/, written for ./cases), any other corpus; a
+    corpus of one's own gated on expectations named with --expectations is whole."""
+    roots = {Path(p).resolve() for p in DEFAULT_CASES if Path(p).exists()}
+    resolved = {Path(p).resolve() for p in paths}
+    if expr or any(r in p.parents for p in resolved for r in roots):
+        return True
+    return default_gate and bool(resolved) and resolved != roots
+
+
+def selected(cases, select, expr: str) -> list:
+    """The cases `-k` selects; selecting none of them is a usage error naming the closest ids."""
+    chosen = [c for c in cases if select(c.id)]
+    if cases and not chosen:
+        from conformance.run.select import closest_ids
+        notes, near = closest_ids(expr, [c.id for c in cases])
+        raise click.UsageError(f"-k {expr!r} selects none of the {len(cases)} cases" +
+                               (f": {', '.join(notes)}" if notes else "") +
+                               (f"; the closest ids: {', '.join(near)}" if near else ""))
+    return chosen
+
+
+def _gate_inputs(expectation_paths, baseline, no_expectations=False):
+    """(Expectations or None, Baseline or None) of --expectations (default: ./expectations/ where
+    it exists) and --baseline; a malformed file is a usage error."""
+    from conformance.gate import ExpectationsError
+    from conformance.gate import expectation_paths as gate_paths
+    try:
+        expectation_paths = gate_paths(expectation_paths, no_expectations)
+    except ExpectationsError as exc:
+        raise click.UsageError(str(exc)) from exc
     if not expectation_paths and not baseline:
         return None, None
     from conformance.baseline import Baseline
-    from conformance.gate import Expectations, ExpectationsError
+    from conformance.gate import Expectations
     try:
         return (Expectations.load(expectation_paths) if expectation_paths else None,
                 Baseline.load(baseline) if baseline else None)
@@ -309,9 +360,9 @@ def _gate_inputs(expectation_paths, baseline):
 
 def _execute(console, cases, load_errors, targets, skipped, options, fresh, expectations, base, gate, ablation,
              ablation_budget, ablation_time, memory_limit, quiet, verbose=False, artifacts="failing", cluster=None,
-             warn_unused=True) -> int:
-    """The run proper, inside the output folder's lock: the exit status. ``warn_unused`` false: no
-    warning for an expectation that covers nothing (a history warns once, over every release)."""
+             sliced=False, command_started=None, warn_unused=True) -> int:
+    """The run proper, inside the output folder's lock: the exit status. ``warn_unused`` false: the
+    gate's audit is written to run.json but not printed (a history audits once, over every release)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from conformance.compare.verdicts import FAILING
@@ -339,6 +390,7 @@ def _execute(console, cases, load_errors, targets, skipped, options, fresh, expe
             "host": host(), "cases": len(cases), "targets": [t.to_json() for t in targets],
             "skipped_runtimes": [s.__dict__ for s in skipped], "load_errors": len(load_errors),
             "memory_limit": pool.memory_limit, **({"cluster": cluster.describe()} if cluster else {}),
+            "expectations": sorted({str(e.where.file) for e in expectations.entries}) if expectations else [],
         }
         write_run_info(out_dir, info)
         if not quiet:
@@ -370,27 +422,36 @@ def _execute(console, cases, load_errors, targets, skipped, options, fresh, expe
             if not quiet:  # its share of the run: what naming the causes costs
                 share = ablation_s / max(summary.wall_s + ablation_s, 1e-9)
                 console.print(f"ablation: {ablation_s:.1f} s, {share:.0%} of the run", highlight=False)
-    # judge the whole selection, resumed pairs included, under today's expectations
+    # judge the whole selection, resumed pairs included, under today's expectations, each pair with
+    # its cluster's cause (the entry naming it preferred), and audit the entries (conformance/gate_audit.py)
+    from conformance.gate_audit import audit, regate
     if expectations:
         for entry in expectations.entries:
             entry.matched = 0
     wanted_cases, wanted_targets = {c.id for c in cases}, {t.id for t in targets}
-    records = [dict(r, **(gate(r) if gate else {})) for r in latest
-               if r["case"] in wanted_cases and r["target"] in wanted_targets]
+    records = regate([r for r in latest if r["case"] in wanted_cases and r["target"] in wanted_targets],
+                     expectations, base, clusters)
+    checked = audit(records, expectations, clusters)
     new = [r for r in records if r.get("gate", "new") == "new" and r["verdict"] in FAILING]
     info.update({"finished": datetime.datetime.now(datetime.UTC).isoformat(),
                  "counts": dict(Counter(r["verdict"] for r in records)),
                  "gate": dict(Counter(r.get("gate", "") for r in records)),
-                 "wall_s": summary.wall_s, "runtime_s": summary.runtime_s, "ablation_s": round(ablation_s, 3)})
+                 "wall_s": summary.wall_s, "runtime_s": summary.runtime_s, "ablation_s": round(ablation_s, 3),
+                 "gate_audit": checked.to_json()})
     write_run_info(out_dir, info)
     gated = {(r["case"], r["target"]): r for r in records}
     written = finish_artifacts(out_dir, [gated.get((r["case"], r["target"]), r) for r in latest], artifacts)
     write_reports([written.get(pair, r) for pair, r in gated.items()], info, Path(out_dir), clusters, artifacts)
     terminal.summary(console, records, load_errors, skipped, out_dir, ran=sum(summary.counts.values()),
-                     resumed=summary.skipped_pairs, wall_s=summary.wall_s,
-                     unused=expectations.unused({r["target"] for r in records}) if expectations and warn_unused else (),
+                     resumed=summary.skipped_pairs, wall_s=time.monotonic() - command_started if command_started else summary.wall_s,
+                     audit=checked if warn_unused else None, sliced=sliced,
                      clusters=clusters,
                      verbosity=-1 if quiet else (1 if verbose else 0))
+    if summary.outside_slice:
+        console.print(f"{summary.outside_slice} pairs of session=reused, threads=4 and relations=on targets left out: "
+                      f"those forms run on the representative slice ({len(options.slice_ids or ())} case(s) covering "
+                      f"every op and feature; docs/forms.md); naming one in --config runs it on every case",
+                      highlight=False, soft_wrap=True)
     return EXIT_BAD_INPUT if load_errors else EXIT_FAILURES if new else EXIT_OK
 
 
@@ -465,6 +526,12 @@ def list_(paths, expr, show_targets, configs, tier):
             targets = measured(targets, pool)
         for t in targets:
             click.echo(f"{t.id}\t{configuration_summary(t.configuration)}")
+        forms_by_runtime = {}
+        for t in targets:
+            forms_by_runtime.setdefault(f"{t.runtime}-{t.version}" if t.version else t.runtime, t.forms)
+        for name, taken in forms_by_runtime.items():
+            said = ", ".join(f"{k}={'|'.join(v)}" for k, v in taken.items()) or "none beyond the defaults"
+            click.echo(f"forms {name}: {said} (docs/forms.md)")
         for s in skipped:
             click.echo(f"skipped {s.runtime}: {s.reason}", err=True)
         return
@@ -474,9 +541,8 @@ def list_(paths, expr, show_targets, configs, tier):
         raise click.UsageError(str(exc)) from exc
     from conformance.case.load import load_paths
     cases, errors = load_paths(paths or DEFAULT_CASES, limits=case_limits(), materialize=False, tier=tier)
-    for c in cases:
-        if select(c.id):
-            click.echo(f"{c.id}\t{c.expect}\t{c.file}:{c.source.line}")
+    for c in selected(cases, select, expr):
+        click.echo(f"{c.id}\t{c.expect}\t{c.file}:{c.source.line}")
     for e in errors:
         click.echo(f"error: {e}", err=True)
     sys.exit(EXIT_BAD_INPUT if errors else EXIT_OK)

@@ -67,7 +67,10 @@ passing pair such an entry covers is ``ok``, not ``fixed``, and the entry is sta
 when it covers no failing pair at all.
 Such a pair is judged against that tolerance (the verdict records it as an override with the
 file:line). A failing verdict an entry covers is ``expected`` and does not fail the run; a passing pair an
-entry covers is ``fixed`` (reported, so the entry can go); an entry that covers nothing warns.
+entry covers is ``fixed`` (reported, so the entry can go). Where several entries cover a pair and
+the ablation named its cluster's cause, the entry whose features name that cause excuses it
+(:meth:`Expectations.match`); conformance/gate_audit.py judges again with the causes and reports
+the entries that excuse another cause, cover passing pairs too, or cover only passing ones.
 With a baseline, a failing pair fails the run only when it was not failing in the baseline.
 """
 
@@ -102,6 +105,10 @@ if TYPE_CHECKING:
     from conformance.baseline import Baseline
 
 KINDS = ("known-bug", "unsupported", "spec-ambiguity", "reduced-precision")
+#: the token of a cause that is the configuration a pair ran in (the ablation's "configuration")
+CONFIGURATION = "configuration"
+#: the gate every command uses unless told otherwise: this folder, where it exists
+DEFAULT_EXPECTATIONS = Path("expectations")
 #: what ``within`` may require of a pair's second judgement (the record's ``declared``)
 WITHIN = ("declared",)
 
@@ -234,6 +241,18 @@ class Entry:
             return False   # a record from before features were recorded
         return all(negated != any(p.match(t) for p in item for t in tokens) for negated, item in self.features)
 
+    def names_cause(self, cause) -> bool | None:
+        """Whether the entry names the defect a cluster's cause is made of: one of its features
+        matches one of the cause's feature tokens, or it names a configuration and the cause is the
+        configuration (conformance/gate_audit.py). None where it cannot tell: the entry names no
+        feature the ablation can take away (only absent ones, values such as `nan`, `violates=`)."""
+        if self.config and CONFIGURATION in cause:
+            return True
+        nameable = [item for negated, item in self.features if not negated and _ablatable(item)]
+        if not nameable:
+            return None
+        return any(p.match(t) for item in nameable for p in item for t in cause)
+
     def to_json(self) -> dict:
         return {"kind": self.kind, "reason": self.reason, "link": self.link, "where": str(self.where),
                 **({"versions": self.versions} if self.versions else {})}
@@ -264,14 +283,27 @@ class Expectations:
             entries += _load_file(path, limits, policies)
         return cls(entries, policies)
 
-    def match(self, record: dict, any_version: bool = False) -> Entry | None:
+    def match(self, record: dict, any_version: bool = False, cause=None) -> Entry | None:
+        """The entry that covers the record: the first in the files' order, or, given the feature
+        tokens of the record's cluster cause (``cause``), the first whose features name it (one
+        excuses a pair only for the defect it names), else the first that names no feature the
+        ablation could have named (``nan``, an absent feature), else the first."""
         failing = record["verdict"] in FAILING
+        unknown = other = None
         for entry in self._for_target(str(record["target"])):
             if entry.by_class and not failing:
                 continue  # a feature or configuration class has members that pass; they are not "fixed"
             if entry.covers(record, any_version) and (not entry.verdicts or record["verdict"] in entry.verdicts or not failing):
-                return entry
-        return None
+                if not cause:
+                    return entry
+                named = entry.names_cause(cause)
+                if named:
+                    return entry
+                if named is None:
+                    unknown = unknown or entry
+                else:
+                    other = other or entry
+        return unknown or other
 
     def _for_target(self, target: str) -> list[Entry]:
         """The entries that may cover a pair of ``target``: its target globs match and it is not a
@@ -313,6 +345,19 @@ class Expectations:
             if entry.tolerance and entry.covers(record):
                 return dict(entry.tolerance, where=str(entry.where))
         return None
+
+
+@functools.cache
+def _ablation_tokens() -> tuple[str, ...]:
+    from conformance.case.features import FEATURES
+    return tuple(k.lower() for f in FEATURES if f.ablation is not None for k in f.tokens)
+
+
+def _ablatable(item) -> bool:
+    """Whether a features item names a feature the ablation can take away (and so name as a cause):
+    ``clip``, ``P``, ``act=*``, ``dtype=float64``, ...; not ``nan`` or ``violates=*``."""
+    keys = _ablation_tokens()
+    return any(p.match(k) or (k.endswith("=") and p.pattern.lower().startswith(k)) for p in item for k in keys)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -459,10 +504,27 @@ def _feature_items(value, where) -> list:
     return out
 
 
-def classify(record: dict, expectations: Expectations | None, baseline: Baseline | None = None) -> dict:
-    """Gate fields for one record: gate = new | expected | fixed | ok | baseline, and the entry."""
+def expectation_paths(paths, none: bool = False) -> tuple:
+    """The expectations a command gates on: ``paths`` as given, else ./expectations/ where it
+    exists; nothing with ``none`` (--no-expectations, which contradicts --expectations)."""
+    if none and paths:
+        raise ExpectationsError("--no-expectations and --expectations contradict each other; Consider dropping one")
+    if none:
+        return ()
+    return tuple(paths) or ((DEFAULT_EXPECTATIONS,) if DEFAULT_EXPECTATIONS.is_dir() else ())
+
+
+def classify(record: dict, expectations: Expectations | None, baseline: Baseline | None = None, cause=None) -> dict:
+    """Gate fields for one record: gate = new | expected | fixed | ok | baseline | fallback, and the
+    entry. ``cause``: the feature tokens of the record's cluster cause, where the ablation named one:
+    the entry that names it is preferred, and ``expected.names_cause`` says whether the entry did.
+    A pair whose recurrent node ran on another device or provider than its target's (the record's
+    ``fallback``: conformance/runtimes/onnxruntime.py) did not run on the target: its verdict is not
+    the target's, whatever it is (``fallback``; docs/forms.md)."""
+    if record.get("fallback"):
+        return {"gate": "fallback", "expected": None}
     failing = record["verdict"] in FAILING
-    entry = expectations.match(record) if expectations else None
+    entry = expectations.match(record, cause=cause) if expectations else None
     if entry:
         entry.matched += 1
     if failing:
@@ -474,7 +536,11 @@ def classify(record: dict, expectations: Expectations | None, baseline: Baseline
             gate = "new"
     else:
         gate = "fixed" if entry and record["verdict"] == "pass" else "ok"
-    return {"gate": gate, "expected": entry.to_json() if entry else None}
+    expected = entry.to_json() if entry else None
+    named = entry.names_cause(cause) if entry is not None and cause and failing else None
+    if expected is not None and named is not None:
+        expected["names_cause"] = named
+    return {"gate": gate, "expected": expected}
 
 
 def upstream_url(upstream) -> str:

@@ -58,8 +58,8 @@ def config_pairs(config: str) -> dict[str, str]:
     ``default`` → {} (every key at its default); items are separated by ``/`` or ``,``, and an item
     without ``=`` is ``{item: "on"}``."""
     pairs: dict[str, str] = {}
-    for item in config.split(MEASURED, 1)[0].replace(",", "/").split("/"):
-        item = item.strip()
+    for item in config.replace(",", "/").split("/"):
+        item = item.split(MEASURED, 1)[0].strip()
         if not item or item == "default":
             continue
         key, eq, value = item.partition("=")
@@ -70,8 +70,8 @@ def config_pairs(config: str) -> dict[str, str]:
 def parse_config(value: str, option: str = "--config") -> dict[str, str]:
     """``KEY=VALUE`` (several joined by ``/`` or ``,``), or ``default``, as pairs; anything else is a
     usage error."""
-    text = value.split(MEASURED, 1)[0].strip()
-    if text != "default" and any("=" not in item for item in text.replace(",", "/").split("/") if item.strip()):
+    text = "/".join(item.split(MEASURED, 1)[0].strip() for item in value.replace(",", "/").split("/"))
+    if text != "default" and any("=" not in item for item in text.split("/") if item.strip()):
         raise click.UsageError(f"{option} {value!r}: expected KEY=VALUE, e.g. precision=pinned or precision=default")
     return config_pairs(text)
 
@@ -79,9 +79,46 @@ def parse_config(value: str, option: str = "--config") -> dict[str, str]:
 def has_config(target, wanted: dict[str, str]) -> bool:
     """Whether ``target`` runs in the configuration ``wanted`` names: every KEY=VALUE holds, a key
     the target does not set counting as ``default`` (``precision=default`` selects every target that
-    leaves precision to the runtime)."""
-    mine = config_pairs(target.config)
-    return all(mine.get(k, "default") == v for k, v in wanted.items())
+    leaves precision to the runtime), or, for an execution form, as that form's default
+    (``shape=static`` selects every target whose shapes are static: conformance/runtimes/forms.py);
+    ``forms=default`` selects the targets whose every form is at its default."""
+    return _holds(config_pairs(target.config), wanted)
+
+
+def _holds(mine: dict[str, str], wanted: dict[str, str]) -> bool:
+    from conformance.runtimes.forms import BY_KEY
+    for key, value in wanted.items():
+        if key == "forms":  # forms=default: every execution form at its default (the plain targets)
+            if value != "default" or any(k in BY_KEY and v != BY_KEY[k].default for k, v in mine.items()):
+                return False
+        elif key in mine:
+            if mine[key] != value:
+                return False
+        elif value not in ("default", BY_KEY[key].default if key in BY_KEY else "default"):
+            return False
+    return True
+
+
+def config_selecting(config: str, others) -> str:
+    """The --config value that selects ``config`` and none of ``others`` (the configurations beside
+    it: the same runtime, device and spec), for a repro command: '' where it is the only one;
+    otherwise its KEY=VALUE pairs, with KEY=default for each key only the others that it would also
+    select set (``precision=default`` for OpenVINO's default beside ``precision=pinned``), and
+    ``forms=default`` for a plain target beside its execution forms (docs/forms.md)."""
+    from conformance.runtimes.forms import BY_KEY
+    mine = config_pairs(config)
+    rivals = [config_pairs(o) for o in others if o != config and _holds(config_pairs(o), mine)]
+    if not rivals:
+        return "/".join(f"{k}={v}" for k, v in mine.items()) if any(o != config for o in others) else ""
+    missing = sorted({k for r in rivals for k in r} - set(mine))
+    forms = [k for k in missing if k in BY_KEY]
+    wanted = {k: "default" for k in missing if k not in BY_KEY}
+    if forms and not any(k in BY_KEY for k in mine):
+        wanted["forms"] = "default"   # the plain target beside its execution forms
+    else:
+        wanted.update({k: BY_KEY[k].default for k in forms})
+    wanted.update(mine)
+    return "/".join(f"{k}={v}" for k, v in wanted.items())
 
 
 def split_device(value: str) -> tuple[str, dict[str, str]]:
@@ -174,5 +211,7 @@ def select_targets(spec_filter, plugins, runtimes, devices, use_entry_points: bo
     return targets, skipped, plugin_names
 
 
-CONFIG_HELP = ("Only targets in this configuration (repeatable: any of them), e.g. precision=pinned or "
-               "precision=default; as the target id names it, without the measured part after the arrow.")
+CONFIG_HELP = ("Only targets in this configuration (repeatable: any of them), e.g. precision=pinned, "
+               "precision=default, or an execution form: shape=dynamic|static, weights=inputs|constants, "
+               "session=reused|fresh, threads=4|1, relations=on|off, or forms=default for the targets in the "
+               "default form (docs/forms.md); as the target id names it, without the measured part after the arrow.")

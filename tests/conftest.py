@@ -22,7 +22,7 @@ SLOW_MODULES = frozenset({
     "test_ablation", "test_directml", "test_effective", "test_fuzz", "test_hostile", "test_html_report",
     "test_onnx_translation", "test_openvino_ir", "test_run_machinery", "test_silent", "test_tolerance",
     "test_torch", "test_wrong_implementations", "test_onnx_node_tests", "test_webnn", "test_production",
-    "test_engines",
+    "test_engines", "test_forms_runtimes",
 })
 
 #: single tests elsewhere that run the real runtimes or sweep the oracle over many problems
@@ -33,6 +33,7 @@ SLOW_TESTS = frozenset({
     "test_new_divergence_fails_and_expected_one_passes", "test_expectations_tolerance_override_is_used_and_named",
     "test_fixed_divergence_is_reported_and_unused_entry_warns", "test_a_run_records_features_and_gates_on_them",
     "test_a_summarised_divergence_that_becomes_new_is_run_again_with_its_detail",
+    "test_the_corpus_gives_the_same_verdicts_batched_and_alone",
 })
 
 
@@ -50,19 +51,37 @@ def _own_case_cache(tmp_path_factory):
     patch.undo()
 
 
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
+    # the hang guard (pytest-timeout, pyproject.toml) is a bound on a hang, not a speed test: scaled
+    # by how loaded the machine is as the session starts (tests/calibration.py)
+    from tests.calibration import slowdown
+    guard = float(config.getini("timeout") or 0) * slowdown() if config.pluginmanager.hasplugin("timeout") else 0
     for item in items:
         if Path(str(item.fspath)).stem in SLOW_MODULES or item.originalname in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
+        if guard and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(guard))
+
+
+#: what a test of the plain form's machinery asks of `conformance run` and `fuzz`: the targets in the
+#: default execution form (docs/forms.md); a test that names a --config chooses its own, and the forms
+#: have tests of their own (tests/test_forms*.py)
+PLAIN_FORM = ("--config", "forms=default")
 
 
 def conformance(*args, env=None, check=None, timeout=600) -> subprocess.CompletedProcess:
     """The real CLI in a subprocess, from the repository's root, as a user runs it; ``check`` is the
-    exit status it must give (the output is shown when it does not)."""
+    exit status it must give (the output is shown when it does not). ``run`` and ``fuzz`` without a
+    ``--config`` run the plain targets (:data:`PLAIN_FORM`). ``timeout`` bounds a hang: its seconds on
+    an idle machine, scaled by the load now (tests/calibration.py)."""
+    from tests.calibration import budget
     full_env = dict(os.environ, PYTHONPATH=str(ROOT))
     full_env.update(env or {})
+    args = tuple(args)
+    if args and args[0] in ("run", "fuzz") and "--config" not in args:
+        args += PLAIN_FORM
     proc = subprocess.run([sys.executable, "-m", "conformance", *map(str, args)], cwd=ROOT, capture_output=True,
-                          text=True, env=full_env, timeout=timeout, check=False)
+                          text=True, env=full_env, timeout=budget(timeout), check=False)
     if check is not None:
         assert proc.returncode == check, proc.stdout + proc.stderr
     return proc

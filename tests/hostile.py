@@ -124,6 +124,7 @@ KINDS = {
     "complex": (lambda m, f: [o.astype(np.complex64) + 1j for o in _ort(m, f)], "fail",
                 "has dtype complex64, but should be float32"),
     "int32": (lambda m, f: [o.astype(np.int32) for o in _ort(m, f)], "fail", "has dtype int32"),
+    "python-lists": (lambda m, f: [o.tolist() for o in _ort(m, f)], "fail", "output 0 is a Python list, not an array"),
     "object-floats": (lambda m, f: [o.astype(object) for o in _ort(m, f)], "fail", "has dtype object"),
     "array-raises": (lambda m, f: [_NoArray() for _ in _ort(m, f)], "fail", "not a list of arrays"),
     "unpicklable": (lambda m, f: [np.asarray(lambda: 0, dtype=object) for _ in _ort(m, f)], "fail",

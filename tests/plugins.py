@@ -85,16 +85,24 @@ class Hang:
 
 
 class OnlyOnce:
-    """onnxruntime that records each call (and can be slowed down), to check that a resumed run
-    does not redo finished pairs."""
+    """onnxruntime that records each call, to check that a resumed run does not redo finished pairs.
+
+    It can be held, so a test knows what a run has done when it acts, without racing it: while the
+    file ``CONFORMANCE_TEST_HOLD`` exists, a call waits, once ``CONFORMANCE_TEST_HOLD_AFTER`` calls
+    (default 0) are recorded in ``CONFORMANCE_TEST_CALLS``."""
 
     name = "counting-ort"
     format = "onnx"
 
     def run(self, model: bytes, feeds):
         import os
-        time.sleep(float(os.environ.get("CONFORMANCE_TEST_DELAY", "0")))
         path = os.environ.get("CONFORMANCE_TEST_CALLS")
+        hold = os.environ.get("CONFORMANCE_TEST_HOLD")
+        if hold:
+            after = int(os.environ.get("CONFORMANCE_TEST_HOLD_AFTER", "0"))
+            done = len(open(path).read().splitlines()) if path and os.path.exists(path) else 0
+            while done >= after and os.path.exists(hold):
+                time.sleep(0.05)
         if path:
             with open(path, "a") as f:
                 f.write("call\n")
@@ -222,3 +230,21 @@ class TriesToInstall:
                                   capture_output=True, text=True, timeout=120, check=False)
         print(done.stdout[-500:], done.stderr[-500:])
         return [np.array(done.returncode), np.array(os.environ.get("PIP_NO_INDEX") == "1")]
+
+
+class FallsBack:
+    """A pretend accelerator target whose recurrent node always falls back to onnxruntime's CPU
+    provider (its ``path()`` says so, as onnxruntime's node assignment would), and whose answer is off:
+    the suite must not count that answer as the accelerator's (docs/forms.md, "fallback")."""
+
+    name = "pretend-accelerator"
+    format = "onnx"
+    version = "test-double"
+    device = "FakeAccelerator"
+
+    def run(self, model: bytes, feeds):
+        return [np.asarray(o) + np.float32(0.5) for o in _ort_run(onnx.load_from_string(model), feeds)]
+
+    def path(self) -> dict:
+        from conformance.runtimes.onnxruntime import assignment_path
+        return assignment_path([("CPUExecutionProvider", "GRU", "gru0")], "FakeAcceleratorExecutionProvider")

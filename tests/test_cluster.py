@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.calibration import budget
 from tests.conftest import ROOT, conformance
 
 distributed = pytest.importorskip("distributed")
@@ -230,9 +231,10 @@ def test_a_cluster_run_sends_each_pair_to_a_worker_with_its_target_and_survives_
     worker(processes, address, "ref", "onnx-reference")
     out = tmp_path / "cluster"
     run = processes.start("run", sys.executable, "-m", "conformance", "run", "cases", "-k", SLICE, "--cluster", address,
-                          "--workers", "2", "--out", out, "--no-ablation", "-q", "--expectations", "expectations")
+                          "--workers", "2", "--out", out, "--no-ablation", "-q", "--expectations", "expectations",
+                          "--config", "forms=default")
     results = out / "results.jsonl"
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + budget(300)
     ran_on_ort = 0
     while ran_on_ort < 100:   # the onnxruntime worker is busy: kill it mid-run
         assert run.poll() is None and time.monotonic() < deadline, processes.log("run")
@@ -274,7 +276,7 @@ def test_a_local_cluster_run_equals_a_local_run_and_its_fuzz_campaign_merges_its
 
     # the reference evaluator ignores activations: both shards find it, one file is written per signature
     findings = tmp_path / "findings"
-    proc = conformance("fuzz", "--cluster", "local", "--workers", "2", "--jobs", "1", "--budget", "40s",
+    proc = conformance("fuzz", "--cluster", "local", "--workers", "2", "--jobs", "1", "--budget", "1h", "--max-examples", "60",
                        "--runtime", "onnx-reference", "--spec", "onnx-14", "--no-expectations", "--no-shrink",
                        "--seed", "7", "--out", findings, "--regressions", tmp_path / "none")
     assert proc.returncode == 1, proc.stdout + proc.stderr

@@ -24,6 +24,7 @@ from conformance.fuzz.strategies import with_id
 from conformance.gate import Expectations, ExpectationsError, classify
 from conformance.run import Pool, read_results
 from conformance.runtimes import plugin_targets
+from tests.calibration import budget
 from tests.conftest import ROOT, conformance
 
 
@@ -114,7 +115,7 @@ def _reduce(tmp_path, plugin: str, case) -> Finding:
     targets = plugin_targets(f"tests.wrong:{plugin}", {"onnx": ["onnx-22"]})
     campaign = Campaign(CampaignConfig(targets=targets, out_dir=tmp_path / "found", database=None))
     with Pool(2) as pool:
-        campaign.examiner = Examiner(targets, pool, tmp_path / "work", timeout=30)
+        campaign.examiner = Examiner(targets, pool, tmp_path / "work", timeout=budget(30))
         records = [r for r in campaign.examiner.examine(case) if r["verdict"] == "fail"]
         assert records, f"{plugin} does not fail {case.id}"
         found = Finding(origin(records[0], case), features(case), case, records)

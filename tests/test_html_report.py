@@ -29,6 +29,7 @@ from conformance.report.merge import load
 from conformance.report.svg import error_plot
 from conformance.report.view import family_of, matrix_params, slug
 from conformance.run import read_results
+from tests.calibration import budget
 from tests.conftest import DATA, ROOT, conformance
 
 SHOTS = ROOT / "reports" / "screenshots"
@@ -40,11 +41,17 @@ WRONG = "wrong-gru-gate-order"
 # ------------------------------------------------------------------------------ a tiny CDP client
 
 def chromium_path() -> str:
+    """A headless Chromium: one on PATH, else the one `nox` installs for WebNN (where npm is present:
+    conformance/runtimes/webnn_browser.py), so the quick start's two commands need nothing more."""
     for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
         found = shutil.which(name)
         if found:
             return found
-    pytest.fail(f"Chromium is needed to check the HTML report and was not found on PATH. Install it: {INSTALL}",
+    from conformance.runtimes.webnn_browser import installed_path
+    if installed_path().is_file():
+        return str(installed_path())
+    pytest.fail(f"Chromium is needed to check the HTML report and was found neither on PATH nor in "
+                f"{installed_path()} (`nox -s tests` installs it there where npm is present). Install it: {INSTALL}",
                 pytrace=False)
 
 
@@ -57,7 +64,7 @@ class Chromium:
              "--hide-scrollbars", "--remote-debugging-pipe")
 
     def __init__(self, exe: str, timeout: float = 30.0):
-        self.timeout = timeout
+        self.timeout = budget(timeout)   # a bound on a hang, scaled by the machine's load now
         self.profile = tempfile.mkdtemp(prefix="conformance-chromium-")
         child_in, self._out = os.pipe()
         self._in, child_out = os.pipe()
@@ -579,7 +586,11 @@ def test_matrix_puts_configurations_side_by_side(tmp_path, browser):
     assert ids == ["onnxruntime-1.0/CPU@onnx-14", "onnxruntime-1.0/CPU@onnx-22",
                    "openvino-2.0/CPU@onnx-14", "openvino-2.0/CPU/precision=pinned@onnx-14",
                    "openvino-2.0/CPU@onnx-22", "openvino-2.0/CPU/precision=pinned@onnx-22"]
-    assert heads[2][1].split() == ["configuration", "default"] and heads[3][1].split() == ["configuration", "precision=pinned"]
+    # the header shows the configuration's values whole, so that side by side they differ (issue 37)
+    assert heads[2][1].split() == ["configuration", "default"] and heads[3][1].split() == ["precision", "pinned"]
+    widths = browser.js("[...document.querySelectorAll('#matrix thead th.spec b')].map(b => b.scrollWidth <= "
+                        "b.parentElement.clientWidth)")
+    assert all(widths), widths   # nothing clipped
     groups = browser.js("""[...document.querySelectorAll('#matrix thead th.setup')].map(t => [t.textContent.trim(),
         t.colSpan, t.classList.contains('by-config')])""")
     assert groups == [["CPU", 2, False], ["CPU · onnx-14", 2, True], ["CPU · onnx-22", 2, True]]
@@ -677,6 +688,10 @@ def test_terminal_tables_never_cut_columns_in_a_log():
     console, buf = _console(width=250, terminal=True)
     terminal_summary(console, _terminal_records(), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, clusters=None)
     assert "verdicts per target" in buf.getvalue() and "┃" in buf.getvalue()
+    # a narrow terminal gets one line per target: rich's own measure clips a table to the width
+    console, buf = _console(width=80, terminal=True)
+    terminal_summary(console, _terminal_records(), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, clusters=None)
+    assert "…" not in buf.getvalue() and "┃" not in buf.getvalue()
 
 
 def test_terminal_quiet_and_verbose():

@@ -347,7 +347,7 @@ def test_the_corpus_gives_the_same_verdicts_batched_and_alone(tmp_path):
     for mode in ("batch", "no-batch"):
         out = tmp_path / mode
         cmd = [sys.executable, "-m", "conformance", "run", str(ROOT / "cases"), "--runtime", "openvino",
-               "--config", "precision=pinned", "--spec", "onnx-14", "--spec", "onnx-22", "--spec", "openvino-opset5",
+               "--config", "precision=pinned/forms=default", "--spec", "onnx-14", "--spec", "onnx-22", "--spec", "openvino-opset5",
                "--spec", "openvino-memory-opset5", "--jobs", "2", "--fresh", "-q", "--artifacts", "full",
                "--out", str(out)] + (["--no-batch"] if mode == "no-batch" else [])
         done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900)

@@ -158,3 +158,17 @@ def test_a_family_that_does_not_know_an_attribute_calls_it_not_expressible(monke
             assert isinstance(got, NotExpressible) and "'zoneout'" in got.reason, name
     assert not any(isinstance(translate(s, case), NotExpressible) and "zoneout" in translate(s, case).reason
                    for s in SPECS.values())
+
+
+def test_the_forms_every_runtime_and_translator_declares_are_rows_of_the_form_table():
+    from conformance.runtimes import onnxruntime, openvino
+    from conformance.runtimes.forms import BY_KEY, CONFIGURATIONS
+    from conformance.specs import SPECS
+    for declared in (onnxruntime.FORMS_TAKEN, openvino.FORMS_TAKEN):
+        for key, values in declared.items():
+            assert key in BY_KEY and all(v == BY_KEY[key].other for v in values), (key, values)
+    for spec in SPECS.values():
+        for key, values in (getattr(spec, "forms", None) or {}).items():
+            assert BY_KEY[key].program and all(v == BY_KEY[key].other for v in values), (spec.name, key)
+    for forms in CONFIGURATIONS:
+        assert all(v == BY_KEY[k].other for k, v in forms.items())

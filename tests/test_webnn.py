@@ -24,6 +24,7 @@ from conformance.case.yamlio import Where
 from conformance.specs import SPECS, NotExpressible
 from conformance.specs.webnn import validate_document
 from conformance.specs.webnn.document import WebNNSpec
+from tests.calibration import budget_arg
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "conformance"]
@@ -268,7 +269,7 @@ def test_a_renderer_crash_and_a_hang_each_cost_one_verdict(tmp_path, double):
            "WEBNN_SABOTAGE_HANG": "direction=reverse,B=random,initial_h=absent"}
     name = "webnn-sabotaged" + ("-batched" if double == "SabotagedInBatches" else "")
     done = run_cli("run", "cases/gru/basic.yaml", "-k", "B=random", "--runtime-plugin", f"tests.webnn_doubles:{double}",
-                   "--runtime", name, "--spec", ED, "--timeout", "15", "--out", str(tmp_path),
+                   "--runtime", name, "--spec", ED, "--timeout", budget_arg(15), "--out", str(tmp_path),
                    "--fresh", "--jobs", "1", "--no-ablation", env=env)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     verdicts = {r["case"]: r for r in records(tmp_path)}

@@ -250,6 +250,10 @@ FEATURES: tuple[Feature, ...] = (
 #: the ablation's removals, in the ablation's order
 ABLATIONS = cast("tuple[Removal, ...]", tuple(sorted((f for f in FEATURES if f.ablation is not None),
                                                      key=lambda f: f.ablation or 0)))
+#: the ablation's removals on a target in an execution form (conformance/runtimes/forms.py): whether
+#: sequence_lens is given at all matters there, since the plan's other inputs draw partial lengths
+#: whenever the case has them (conformance/case/variants.py)
+FORM_ABLATIONS = ABLATIONS + cast("tuple[Removal, ...]", tuple(f for f in FEATURES if f.name == "full_lengths"))
 #: the fuzzer's reduction order: whole-case simplifications first, then attributes, then inputs
 REDUCTIONS = cast("tuple[Removal, ...]", tuple(sorted((f for f in FEATURES if f.reduction is not None),
                                                       key=lambda f: f.reduction or 0)))

@@ -25,7 +25,7 @@ import conformance.case.cache as cache
 import conformance.case.validate as validate
 from conformance.case.limits import DEFAULT_LIMITS, Limits, clip_text, how_to_raise
 from conformance.case.model import Case, CaseError
-from conformance.case.schema import SCHEMA, describe_error, known_keys, show_key
+from conformance.case.schema import SCHEMA, describe_error, did_you_mean, known_keys, show_key
 from conformance.case.tensors import DEFAULT_DISTRIBUTION, plan_float, plan_lengths
 from conformance.case.tensors import materialize as build_tensor
 from conformance.case.vocabulary import (
@@ -200,11 +200,12 @@ def load_document(doc, path: Path, limits: Limits = DEFAULT_LIMITS, materialize:
     for key in doc.get("matrix", {}):
         if key not in MATRIX_KEYS:
             shown = show_key(key, _KNOWN_KEYS)
+            guess = did_you_mean(key, MATRIX_KEYS)
             errors.append(CaseError(where_of(doc["matrix"], key, top),
                                     f"matrix.{shown}" if shown is not None else "matrix",
-                                    f"{shown!r} is not a key a matrix can vary" if shown is not None
-                                    else "an unknown key, which a matrix cannot vary",
-                                    f"one of: {', '.join(MATRIX_KEYS)}"))
+                                    (f"{shown!r} is not a key a matrix can vary" if shown is not None
+                                     else "an unknown key, which a matrix cannot vary") + guess,
+                                    "" if guess else f"one of: {', '.join(MATRIX_KEYS)}"))
     if errors:
         return [], errors
     combinations = math.prod(len(v) for v in doc.get("matrix", {}).values())
@@ -236,7 +237,24 @@ def load_document(doc, path: Path, limits: Limits = DEFAULT_LIMITS, materialize:
             errors.append(CaseError(getattr(doc, "here", top), "inputs",
                                     f"cannot build the input tensors: {clip_text(str(exc))}",
                                     "checking literal tensors' shapes", shown_id))
-    return cases, errors
+    return cases, once_per_line(errors)
+
+
+def once_per_line(errors: list[CaseError]) -> list[CaseError]:
+    """Each problem once per file:line: the same message at the same place from several of the
+    matrix's combinations (a misspelt value in a matrix list) is one error, saying how many."""
+    seen: dict = {}
+    for e in errors:
+        seen.setdefault((e.where, e.key, e.message, e.hint), []).append(e)
+    out = []
+    for (where, key, message, hint), same in seen.items():
+        if len(same) == 1:
+            out.append(same[0])
+        else:
+            head, guess, tail = message.partition("; did you mean")
+            out.append(CaseError(where, key, f"{head} (in {len(same)} of the matrix's combinations){guess}{tail}",
+                                 hint))
+    return out
 
 
 def _matrix_value_error(variant: dict, doc, params: dict, top: Where) -> tuple[Where, str, str, str] | None:

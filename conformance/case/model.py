@@ -97,7 +97,8 @@ class CaseError:
         key = f" {self.key}:" if self.key else ""
         cid = f" [{self.case_id}]" if self.case_id else ""
         hint = f" Consider {self.hint}" if self.hint else ""
-        return f"{self.where}:{key} {self.message}{cid}.{hint}".replace("..", ".")
+        end = "" if self.message.endswith(("?", ".")) and not cid else "."
+        return f"{self.where}:{key} {self.message}{cid}{end}{hint}".replace("..", ".")
 
     def to_json(self) -> dict:
         return {"file": self.where.file, "line": self.where.line, "key": self.key,

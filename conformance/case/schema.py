@@ -135,6 +135,20 @@ SCHEMA: dict[str, Any] = {
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,31}\Z")
 
 
+def did_you_mean(word, options) -> str:
+    """'; did you mean 'reverse'?' for a misspelt string close to one of ``options`` (difflib), else
+    ''. Only a name from ``options`` is shown, so nothing of the file is quoted."""
+    import difflib
+    if not isinstance(word, str) or not word:
+        return ""
+    names = [str(o) for o in options]
+    near = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    if not near:
+        folded = {n.lower(): n for n in names}
+        near = [folded[m] for m in difflib.get_close_matches(word.lower(), list(folded), n=1, cutoff=0.6)]
+    return f"; did you mean {near[0]!r}?" if near else ""
+
+
 def known_keys(schema) -> set:
     """Every property name a schema (with its $defs) declares, at any depth."""
     out: set = set()
@@ -215,9 +229,12 @@ def describe_error(err, doc, top, known) -> tuple:
             shown = show_key(extra[0], known)
             parts.append(extra[0])
             message = f"unknown key {shown!r}" if shown is not None else "an unknown key"
+            guess = did_you_mean(extra[0], allowed)
         else:
-            message = "unknown key"
-        if allowed:
+            message, guess = "unknown key", ""
+        if guess:
+            message += guess
+        elif allowed:
             hint = f"one of the known keys: {', '.join(allowed)}"
     elif kind == "required":
         message = err.message  # "'op' is a required property": a name from the schema
@@ -226,13 +243,16 @@ def describe_error(err, doc, top, known) -> tuple:
         message = f"{_show(value)} is {_type_name(value)}, not of type {' or '.join(map(repr, types))}"
     elif kind in ("enum", "const"):
         options = wanted if kind == "enum" else [wanted]
-        message = f"{_show(value)} is not one of {', '.join(map(repr, options))}"
+        message = f"{_show(value)} is not one of {', '.join(map(repr, options))}{did_you_mean(value, options)}"
     elif kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         message = f"{clip(value)} is outside the {kind} of {wanted}"
     elif kind in ("minItems", "maxItems"):
         message = f"{len(value)} item(s), but the {kind} is {wanted}"
     elif kind in ("minProperties", "maxProperties"):
         message = f"{len(value)} key(s), but the {kind} is {wanted}"
+    elif kind == "pattern" and err.schema.get("description"):   # say what the form is, not the regex
+        message = f"{_show(value)} is not in the form this key takes"
+        hint = str(err.schema["description"])
     elif kind in ("oneOf", "anyOf"):
         message = f"{clip(value)} is not valid here"
         hint = str(err.schema.get("description", ""))

@@ -13,8 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from conformance.case.limits import clip
+from conformance.case.schema import did_you_mean
 from conformance.case.tensors import distribution_problem
 from conformance.case.vocabulary import (
+    ACTIVATION_FUNCTIONS,
     ACTIVATIONS_PER_DIRECTION,
     ATTRIBUTE,
     ATTRIBUTES,
@@ -90,17 +92,19 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
             continue
         if rule.values is not None and value not in rule.values:
             allowed = " or ".join(map(str, rule.values)) if len(rule.values) < 3 else f"one of {list(rule.values)}"
-            bad("attributes", name, f"{name} must be {allowed}, got {clip(value)}", rule.hint)
+            guess = did_you_mean(value, rule.values)   # a misspelling, not a deliberately bad value
+            bad("attributes", name, f"{name} must be {allowed}, got {clip(value)}{guess}", "" if guess else rule.hint)
         elif rule.positive and not value > 0:
             bad("attributes", name, f"{name} must be > 0, got {clip(value)}", rule.hint)
     if "activations" in attrs and direction in DIRECTIONS:
         names = attrs["activations"]
         unknown = [a for a in names if canonical_activation(a) is None]
         if unknown:
+            guess = did_you_mean(unknown[0], ACTIVATION_FUNCTIONS)
             bad("attributes", "activations", f"unknown activation(s) {', '.join(clip(a, 30) for a in unknown[:4])}"
-                f"{', ...' if len(unknown) > 4 else ''}",
-                "the eleven ONNX activations: Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, "
-                "ScaledTanh, HardSigmoid, Elu, Softsign, Softplus")
+                f"{', ...' if len(unknown) > 4 else ''}{guess}",
+                "" if guess else "the eleven ONNX activations: Relu, Tanh, Sigmoid, Affine, LeakyRelu, "
+                "ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus")
         per_dir = ACTIVATIONS_PER_DIRECTION[op]
         counts = {per_dir, per_dir * num_directions(direction)}
         if len(names) not in counts:

@@ -14,6 +14,8 @@ from enum import StrEnum
 class Verdict(StrEnum):
     PASS = "pass"
     FAIL = "fail"
+    STATE_LEAK = "state-leak"
+    INCONSISTENT = "inconsistent"
     REJECTED = "rejected"
     ACCEPTED_INVALID = "accepted-invalid"
     CRASH = "crash"
@@ -44,22 +46,26 @@ TABLE: tuple[Row, ...] = (
         "red reverse", "error", True),
     Row(Verdict.TIMEOUT, True, 2, "t/o", "no answer in time", ("#fbeebb", "#8a5a00"), "yellow", "error", True),
     Row(Verdict.FAIL, True, 3, "fail", "numbers outside tolerance", ("#fbd5d2", "#a3190f"), "red", "failure", True),
-    Row(Verdict.ACCEPTED_INVALID, True, 4, "acc-inv", "the runtime ran a case the spec forbids",
+    Row(Verdict.STATE_LEAK, True, 4, "leak", "the same input gives another result on a reused session (or at once "
+        "with other requests): state kept between runs", ("#fde2f3", "#9d174d"), "magenta", "failure", True),
+    Row(Verdict.INCONSISTENT, True, 5, "incons", "a self-consistency relation breaks: the runtime disagrees with "
+        "itself (conformance/run/relations.py)", ("#e0e7ff", "#3730a3"), "blue", "failure", True),
+    Row(Verdict.ACCEPTED_INVALID, True, 6, "acc-inv", "the runtime ran a case the spec forbids",
         ("#eedcfb", "#6b21a8"), "magenta", "failure", True),
-    Row(Verdict.REJECTED, True, 5, "rej", "the runtime refused a valid case", ("#fde3c8", "#a4470b"), "red",
+    Row(Verdict.REJECTED, True, 7, "rej", "the runtime refused a valid case", ("#fde3c8", "#a4470b"), "red",
         "failure", True),
-    Row(Verdict.UNSPECIFIED, False, 6, "unsp", "the spec defines none of the compared elements",
+    Row(Verdict.UNSPECIFIED, False, 8, "unsp", "the spec defines none of the compared elements",
         ("#d9ecfb", "#0b5c96"), "blue", "skipped", True),
-    Row(Verdict.NOT_EXPRESSIBLE, False, 7, "n/e", "this spec version cannot say the case", ("#eef0f3", "#5b6574"),
+    Row(Verdict.NOT_EXPRESSIBLE, False, 9, "n/e", "this spec version cannot say the case", ("#eef0f3", "#5b6574"),
         "cyan", "skipped", False),
-    Row(Verdict.PASS, False, 8, "pass", "every specified element within tolerance (or an invalid case rejected)",
+    Row(Verdict.PASS, False, 10, "pass", "every specified element within tolerance (or an invalid case rejected)",
         ("#dcf2e3", "#17663a"), "green", "", False),
 )
 BY_VERDICT = {row.verdict.value: row for row in TABLE}
 
 #: every verdict, in the order the README and the reports list them
-VERDICTS: tuple[str, ...] = ("pass", "fail", "rejected", "accepted-invalid", "crash", "timeout", "not-expressible",
-                             "unspecified", "error")
+VERDICTS: tuple[str, ...] = ("pass", "fail", "state-leak", "inconsistent", "rejected", "accepted-invalid", "crash",
+                             "timeout", "not-expressible", "unspecified", "error")
 #: the divergences: verdicts that fail the run unless an expectation or the baseline covers them
 FAILING: frozenset[str] = frozenset(row.verdict.value for row in TABLE if row.failing)
 #: worst first

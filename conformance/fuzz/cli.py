@@ -12,11 +12,12 @@ from pathlib import Path
 
 import click
 
+from conformance.cli import GATE_HELP
+
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 #: where findings are written, and the repository's folders the fuzzer reads by default
 OUT = Path("reports/fuzz")
 REGRESSIONS = Path("cases/regressions")
-EXPECTATIONS = Path("expectations")
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
 
 
@@ -75,8 +76,7 @@ class _Budget(click.ParamType):
 @click.option("--regressions", default=REGRESSIONS, show_default=True, type=click.Path(file_okay=False, path_type=Path),
               help="The corpus' findings: an example one of them covers is known, not new; --keep copies into it.")
 @click.option("--expectations", "expectation_paths", multiple=True, type=click.Path(exists=True, path_type=Path),
-              help="Known divergences (YAML file or folder, repeatable): a finding they cover is known, not new. "
-                   "Default: ./expectations/ where it exists.")
+              help=GATE_HELP + " A finding they cover is known, not new.")
 @click.option("--no-expectations", is_flag=True, help="Report every divergence, the known ones of expectations/ too.")
 @click.option("--database", default=Path(".hypothesis/conformance-fuzz"), show_default=True,
               type=click.Path(file_okay=False, path_type=Path),
@@ -118,15 +118,13 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, configs, ops, 
     from conformance.fuzz.display import LiveDisplay
     from conformance.fuzz.strategies import PRODUCTION_LIMITS, Limits, Scope
     from conformance.gate import Expectations, ExpectationsError
+    from conformance.gate import expectation_paths as gate_paths
     from conformance.run.processes import cpu_count
     from conformance.selection import check_tolerance, select_targets
 
     check_tolerance(tolerance_policy)
-    if no_expectations and expectation_paths:
-        raise click.UsageError("--no-expectations and --expectations contradict each other; Consider dropping one")
-    if not expectation_paths and not no_expectations and EXPECTATIONS.is_dir():
-        expectation_paths = (EXPECTATIONS,)
     try:
+        expectation_paths = gate_paths(expectation_paths, no_expectations)   # as `conformance run` does
         expectations = Expectations.load(expectation_paths) if expectation_paths else None
     except ExpectationsError as exc:
         raise click.UsageError(str(exc)) from exc
@@ -192,6 +190,27 @@ def _keep(console, result, keep: bool, regressions: Path) -> None:
                       highlight=False, markup=False, soft_wrap=True)
 
 
+def _record(result, config) -> Path:
+    """One line per campaign in OUT/campaigns.jsonl, written whatever it found: its seed, scope,
+    budget and counts, so a clean campaign leaves a record too (and its seed reruns it)."""
+    import datetime
+    import json
+    out = Path(config.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    line = {"finished": datetime.datetime.now(datetime.UTC).isoformat(), "argv": sys.argv, "seed": result.seed,
+            "budget_s": config.budget_s, "max_examples": config.max_examples, "elapsed_s": round(result.elapsed_s, 1),
+            "ops": list(config.scope.ops), "dtypes": list(config.scope.dtypes),
+            "targets": [t.id for t in config.targets], "examples": result.examples, "valid": result.valid,
+            "invalid": result.invalid, "verdicts": {t: dict(c) for t, c in result.verdicts.items()},
+            "new": len(result.written), "known": sum(result.known_by_target.values()),
+            "expected": sum(result.expected_by_target.values()), "findings": [str(w.path) for w in result.written],
+            "interrupted": result.interrupted}
+    path = out / "campaigns.jsonl"
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(line) + "\n")
+    return path
+
+
 def _summary(console, campaign, result, config) -> None:
     cores = config.jobs
     if result.interrupted:
@@ -204,8 +223,10 @@ def _summary(console, campaign, result, config) -> None:
                   highlight=False, markup=False)
     known = sum(result.known_by_target.values())
     expected = sum(result.expected_by_target.values())
+    record = _record(result, config)
     console.print(f"{len(result.written)} new findings written to {config.out_dir}; {known} failing verdicts were "
-                  f"known findings, {expected} expected by --expectations", highlight=False, markup=False)
+                  f"known findings, {expected} expected by --expectations; the campaign's seed and counts: {record}",
+                  highlight=False, markup=False, soft_wrap=True)
     for entry, n in result.expected_by_entry.most_common():
         console.print(f"  known: {n:6d} verdicts  {entry[:160]}", highlight=False, markup=False, soft_wrap=True)
     if result.reduction_runs:

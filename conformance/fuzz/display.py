@@ -7,6 +7,7 @@ import time
 
 from rich.console import Console, Group
 from rich.live import Live
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -64,15 +65,30 @@ class LiveDisplay:
             (f"{rate:.2f}", "bold"), " cases/s  ",
             (f"{len(r.written)}", "bold red" if r.written else "bold green"), " new findings written  ",
             f"{len(campaign.index)} known")
-        table = Table(show_edge=False, pad_edge=False, expand=False)
-        for col in ("target", "clean", *(SHORT[v] for v in SHOWN), "new", "known", "expected"):
-            table.add_column(col, justify="left" if col == "target" else "right")
-        for target, counts in sorted(r.verdicts.items()):
-            clean = sum(counts[v] for v in CLEAN)
-            table.add_row(Text(target), str(clean), *(_n(counts[v]) for v in SHOWN),
-                          _n(r.new_by_target[target], "red"), _n(r.known_by_target[target]),
-                          _n(r.expected_by_target[target]))
-        return Group(head, table, *self.lines[-8:])
+        return Group(head, per_target(self.console, r), *self.lines[-8:])
+
+
+def per_target(console: Console, r):
+    """The verdicts per target: a table where it fits the console, else one line per target, so a
+    target's name is never cut (a CI log or a narrow terminal)."""
+    columns = ("clean", *(SHORT[v] for v in SHOWN), "new", "known", "expected")
+    rows = []
+    for target, counts in sorted(r.verdicts.items()):
+        rows.append((target, [sum(counts[v] for v in CLEAN), *(counts[v] for v in SHOWN),
+                              r.new_by_target[target], r.known_by_target[target], r.expected_by_target[target]]))
+    table = Table(show_edge=False, pad_edge=False, expand=False)
+    table.add_column("target", justify="left", no_wrap=True)
+    for col in columns:
+        table.add_column(col, justify="right", no_wrap=True)
+    for target, values in rows:
+        table.add_row(Text(target), str(values[0]), *(_n(v, "red" if col == "new" else "yellow")
+                                                      for col, v in zip(columns[1:], values[1:])))
+    # the table's own width, unbounded (console.measure clips it to the console's)
+    if Measurement.get(console, console.options.update(max_width=1 << 16), table).maximum <= console.width:
+        return table
+    return Group(*(Text.assemble((target, "bold"), ": ", ", ".join(f"{v} {col}" for col, v in zip(columns, values)
+                                                                   if v or col == "clean"))
+                   for target, values in rows))
 
 
 def _n(value: int, style: str = "yellow") -> Text:

@@ -13,9 +13,27 @@ import numpy as np
 
 from conformance.compare.verdicts import FAILING
 from conformance.run import Engine, MemoryStore, Options, Pool
+from conformance.runtimes.forms import asked, compose
 
 #: verdicts that are findings: the divergences (a rejected *valid* case and a suite error included)
 FINDING_VERDICTS = FAILING
+
+
+def execution(case) -> str:
+    """The execution form a drawn case runs in besides the plain one (conformance/fuzz/strategies.py);
+    ``default`` for a case not drawn with one (the corpus, a regression file)."""
+    return str((case.params or {}).get("execution", "default"))
+
+
+def runs_in(target, case) -> bool:
+    """Whether ``target`` examines ``case``: a plain target always, a target in an execution form only
+    when the case was drawn with that form."""
+    form = asked(target.config)
+    return not form or compose("default", form) == execution(case)
+
+
+def _key(case) -> tuple:
+    return (case.digest, execution(case))
 
 
 class Examiner:
@@ -37,12 +55,14 @@ class Examiner:
         self.busy_s = 0.0
 
     def seen(self, case) -> bool:
-        return case.digest in self.cache
+        return _key(case) in self.cache
 
     def examine(self, case, targets=None) -> list[dict]:
-        """The records of ``case`` on every target (or on ``targets``, a subset: not remembered)."""
-        key = case.digest
-        if targets is None and key in self.cache:
+        """The records of ``case`` on every plain target and on the targets of the execution form it was
+        drawn with (or on ``targets``, a subset: not remembered)."""
+        key = _key(case)
+        subset = targets is not None
+        if not subset and key in self.cache:
             self.cache.move_to_end(key)
             return self.cache[key]
         store = MemoryStore(self.workdir)
@@ -52,11 +72,12 @@ class Examiner:
             left = max(1.0, self.deadline - time.monotonic())
             options = dataclasses.replace(options, timeout=min(options.timeout, left))
         with np.errstate(all="ignore"):   # judging a wild output is not a warning, it is a verdict
-            Engine([case], targets or self.targets, store, options, gate=self.gate).run(self.pool)
+            chosen = targets if subset else [t for t in self.targets if runs_in(t, case)]
+            Engine([case], chosen, store, options, gate=self.gate).run(self.pool)
         self.busy_s += time.perf_counter() - start
         self.runs += 1
         shutil.rmtree(self.workdir / "programs", ignore_errors=True)
-        if targets is not None:
+        if subset:
             return store.records
         self.cache[key] = store.records
         if len(self.cache) > self.memory:

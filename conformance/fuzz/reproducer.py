@@ -100,6 +100,10 @@ def repro_command(path: Path, records: list[dict], plugins: dict) -> str:
     devices = sorted({r.get("device", "") for r in records})
     if len(devices) == 1 and devices[0] not in ("", "default"):
         cmd += ["--device", devices[0]]
+    configs = sorted({str(r.get("config") or "default") for r in records})
+    if configs != ["default"] and len(configs) == 1:   # one configuration failed: rerun that one only
+        from conformance.selection import config_selecting
+        cmd += ["--config", config_selecting(configs[0], ["default"])]
     for spec in sorted({r["spec"] for r in records}):
         cmd += ["--spec", spec]
     return " ".join(shlex.quote(c) for c in cmd)

@@ -40,9 +40,14 @@ from conformance.case.vocabulary import (
     num_directions,
 )
 from conformance.fuzz import values as V
+from conformance.runtimes.forms import CONFIGURATIONS, compose
 
 #: bump when the draws change meaning: it is part of the hypothesis database key
-STRATEGY_VERSION = "1"
+STRATEGY_VERSION = "2"
+
+#: the execution forms a drawn case runs in (besides every plain target): the default first, so a
+#: finding shrinks toward the plain form
+EXECUTIONS = ("default",) + tuple(compose("default", f) for f in CONFIGURATIONS)
 
 #: float32-exact values for activation_alpha / activation_beta (FLOAT attributes), simplest first
 PARAMETER_VALUES = (0.5, 2.0, 0.25, 1.5, 1.0, 0.75, 3.0, -0.5, -1.0, 0.0, float(np.float32(0.1)),
@@ -251,6 +256,9 @@ def _valid(rec: Recorder, scope: Scope, check_overflow: bool = True) -> Case:
         tensors["sequence_lens"] = np.asarray(lens, dtype=np.int32)
     tensors = {n: tensors[n] for n in ("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P")
                if n in tensors}
+    # the execution form the case runs in besides the plain one (conformance/runtimes/forms.py): the
+    # examiner runs it on the plain targets and on the targets of this form (conformance/fuzz/examiner.py)
+    event("execution", rec(_sampled(EXECUTIONS), "execution"))
     case = Case(id="fuzz/pending", op=op, form=form, attributes=attributes, shape=shape, dtype=dtype,
                 tensors=tensors, outputs=tuple(outputs) if tuple(outputs) != OUTPUTS[op] else (),
                 params=rec.params)

@@ -136,8 +136,10 @@ def causes(records: list[dict], clusters: list[dict] | None) -> list[dict]:
                                "features": list(cluster.get("features") or []) if cluster else [],
                                "where": where, "kind": str(entry.get("kind") or ""),
                                "reason": str(entry.get("reason") or ""), "link": str(entry.get("link") or ""),
-                               "records": []}
+                               "records": [], "off_cause": False}
         g["records"].append(r)
+        if entry.get("names_cause") is False:   # excused by an entry about another defect (gate_audit.py)
+            g["off_cause"] = True
     out = []
     for g in groups.values():
         recs = g["records"]
@@ -187,5 +189,5 @@ def line(g: dict) -> str:
     if g["worst"]:
         tail += f"; worst {g['worst']}"
     if g["where"]:
-        tail += f" ({g['where']})"
+        tail += f" ({g['where']}" + (": an entry about another defect" if g.get("off_cause") else "") + ")"
     return head + tail

@@ -11,6 +11,8 @@ import click
 from conformance.baseline import Baseline
 from conformance.compare.verdicts import FAILING
 from conformance.gate import Expectations, ExpectationsError, classify
+from conformance.gate import expectation_paths as gate_paths
+from conformance.gate_audit import regate
 from conformance.report.html import render
 from conformance.report.junit import write_junit
 from conformance.report.markdown import write_markdown
@@ -24,14 +26,17 @@ from conformance.report.merge import ReportInputError, load
 @click.option("--clusters", "clusters_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="The ablation step's clusters (JSON); default: clusters.json beside the results, if any.")
 @click.option("--expectations", "expectation_paths", multiple=True, type=click.Path(exists=True, path_type=Path),
-              help="Judge the gate anew under these known divergences (as `conformance run --expectations`).")
+              help="Judge the gate anew under these known divergences, with each pair's cluster cause (as `conformance "
+                   "run --expectations`). Default: the gate each run judged, which is ./expectations/ where it "
+                   "existed unless the run was told otherwise (run.json's `expectations`).")
+@click.option("--no-expectations", is_flag=True, help="Judge the gate anew with no expectations: every divergence is new.")
 @click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Judge the gate anew against this earlier results.jsonl.")
 @click.option("--artifacts", type=click.Choice(("failing", "full")), default="failing", show_default=True,
               envvar="CONFORMANCE_ARTIFACTS",
               help="failing: a case page only for the cases with a divergence the gate does not excuse; full: for "
                    "every case with a divergent or unspecified verdict.")
-def report_command(results, out_dir, clusters_path, expectation_paths, baseline, artifacts):
+def report_command(results, out_dir, clusters_path, expectation_paths, no_expectations, baseline, artifacts):
     """Write OUT/index.html (with OUT/cases/ and OUT/families/), OUT/junit.xml and OUT/summary.md
     from RESULTS: results.jsonl files, or the folders `conformance run --out` wrote them in.
 
@@ -43,8 +48,9 @@ def report_command(results, out_dir, clusters_path, expectation_paths, baseline,
         loaded = load(results, clusters_path)
     except ReportInputError as exc:
         raise click.UsageError(str(exc)) from exc
-    if expectation_paths or baseline:
+    if expectation_paths or no_expectations or baseline:   # else each record keeps the gate its run judged
         try:
+            expectation_paths = gate_paths(expectation_paths, no_expectations)
             expectations = Expectations.load(expectation_paths) if expectation_paths else None
             base = Baseline.load(baseline) if baseline else None
         except ExpectationsError as exc:
@@ -52,7 +58,10 @@ def report_command(results, out_dir, clusters_path, expectation_paths, baseline,
         if base is not None and base.skipped:
             click.echo(f"warning: {baseline}: {base.skipped} line(s) that are not results skipped (the first at "
                        f"line {base.first_skipped})", err=True)
-        loaded.records = [dict(r, **classify(r, expectations, base)) for r in loaded.records]
+        if expectations is None and base is None:
+            loaded.records = [dict(r, **classify(r, None)) for r in loaded.records]
+        else:
+            loaded.records = regate(loaded.records, expectations, base, loaded.clusters)
     first = Path(results[0])
     out = out_dir or (first if first.is_dir() else first.parent)
     index = render(loaded.records, loaded.runs, out, loaded.clusters, artifacts)

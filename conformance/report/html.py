@@ -88,7 +88,7 @@ def _env() -> jinja2.Environment:
     env.filters.update(num=fmt_num, ratio=fmt_ratio, index=fmt_index, first_line=first_line, time=fmt_time,
                        short=lambda v: SHORT.get(v, v), link=view.safe_link, sev=severity,
                        host=describe_host)
-    env.globals.update(tokens=view.tokens, COLOURS=COLOURS, SEVERITY=SEVERITY, VERDICT_HELP=VERDICT_HELP, SHORT=SHORT)
+    env.globals.update(tokens=view.tokens, COLOURS=COLOURS, SEVERITY=SEVERITY, VERDICT_HELP=VERDICT_HELP, SHORT=SHORT, FAILING=FAILING)
     return env
 
 
@@ -238,6 +238,11 @@ def _write(path: Path, text: str) -> None:
     write_atomic(path, text)
 
 
+#: which cases have a page of their own, as the report says it (--artifacts)
+PAGED_WHY = {"failing": "a divergence the gate does not excuse (--artifacts full: every divergent case)",
+             "full": "a verdict other than pass and not-expressible"}
+
+
 def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | None = None,
            artifacts: str = "failing") -> Path:
     """Write ``out_dir/index.html`` (self-contained), ``out_dir/families/*.html`` and
@@ -271,7 +276,8 @@ def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | 
     ops = matrix.group_families(records, targets)
     runtimes, setups = matrix.header_groups(targets)
     generated = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    common = {"targets": targets, "runtimes": runtimes, "setups": setups, "generated": generated}
+    common = {"targets": targets, "runtimes": runtimes, "setups": setups, "generated": generated,
+              "paged_why": PAGED_WHY[artifacts if artifacts in PAGED_WHY else "failing"]}
 
     clusters_view = None
     by_pair = {(r["case"], r["target"]): r for r in records}
@@ -296,15 +302,18 @@ def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | 
                                           str(c.get("cause", ""))))
 
     counts: defaultdict[str, int] = defaultdict(int)
+    unexcused: defaultdict[str, int] = defaultdict(int)   # failing verdicts the gate does not excuse
     for r in records:
         counts[r["verdict"]] += 1
+        if r["verdict"] in FAILING and r.get("gate") not in ("expected", "baseline"):
+            unexcused[r["verdict"]] += 1
     versions = differences.version_differences(records)
     ir = differences.ir_vs_frontend(records)
     spec_fams = differences.spec_family_differences(records)
     index = env.get_template("index.html.j2").render(
         **common, root="", runs=runs, run_targets=_run_targets(runs, targets), ops=ops,
         totals=matrix.totals(records, targets), counts=dict(counts), n_records=len(records),
-        failing_total=sum(n for v, n in counts.items() if v in FAILING),
+        failing_total=sum(n for v, n in counts.items() if v in FAILING), unexcused=dict(unexcused),
         n_cases=len(by_case), n_paged=len(paged), case_href=case_href, gate=view.gate_summary(records),
         versions=versions, ir=ir, spec_fams=spec_fams, clusters=clusters_view,
         skipped=[s for run in runs for s in (run.get("skipped_runtimes") or [])],

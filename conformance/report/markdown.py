@@ -235,7 +235,7 @@ def _cause_line(g: dict) -> str:
     if g["worst"]:
         line += f"; worst {text(g['worst'])}"
     if g["where"]:
-        line += f" ({code(g['where'])})"
+        line += f" ({code(g['where'])}" + (": **an entry about another defect**" if g.get("off_cause") else "") + ")"
     return line
 
 

@@ -77,6 +77,16 @@ def collect_targets(records: list[dict]) -> list[Target]:
     return targets
 
 
+def config_leaf(config: str) -> tuple[str, str]:
+    """A configuration as the two lines of a matrix column's header, the values in bold, so that
+    columns side by side differ where their configurations do: ``precision=default→bf16`` ->
+    (precision, default→bf16); ``precision=pinned/threads=4`` -> (precision · threads, pinned · 4)."""
+    if "=" not in config:
+        return "configuration", config
+    pairs = [item.partition("=") for item in config.split("/")]
+    return " · ".join(k for k, _, _ in pairs), " · ".join(v or k for k, _, v in pairs)
+
+
 def header_groups(targets: list[Target]) -> tuple[list[dict], list[dict]]:
     """The two grouped header rows above the last one: the runtime (+version), then, for a runtime
     run in one configuration, its device (and configuration) over its spec versions; for one run
@@ -98,7 +108,7 @@ def header_groups(targets: list[Target]) -> tuple[list[dict], list[dict]]:
         if several:
             skey: tuple = (key, t.device, "spec", t.spec)
             label = f"{t.device} · {t.spec}" if t.device else t.spec
-            t.leaf_top, t.leaf_bottom = "configuration", t.config
+            t.leaf_top, t.leaf_bottom = config_leaf(t.config)
         else:
             skey = (key, t.device, "config", t.config)
             label = t.setup_label

@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 
 from conformance.compare.verdicts import FAILING, VERDICTS
@@ -30,7 +31,9 @@ def _per_target(console: Console, by_target: dict, verdicts: list[str]) -> None:
         table.add_column(v, justify="right", style=COLOURS.get(v, ""), no_wrap=True)
     for target in sorted(by_target):
         table.add_row(escape(target), *[str(by_target[target].get(v, 0) or "") for v in verdicts])
-    fits = console.is_terminal and console.measure(table).maximum <= console.width
+    # the table's own width, unbounded (console.measure clips it to the console's width)
+    fits = console.is_terminal and Measurement.get(console, console.options.update(max_width=1 << 16),
+                                                   table).maximum <= console.width
     if fits:
         console.print(table)
         return
@@ -46,12 +49,18 @@ def _cause(console: Console, g: dict, repro: bool = True) -> None:
     style = {"new": "bold red", "fixed": "green"}.get(g["status"], "dim")
     console.print(f"[{style}]{g['status'].upper()}[/] {escape(causes_of.line(g)[len(g['status']) + 1:])}",
                   highlight=False, soft_wrap=True)
+    if g.get("reason") and g["status"] != "new":
+        console.print(f"    {escape(g['kind'])}: {escape(g['reason'])}", highlight=False, soft_wrap=True)
     if repro and g["repro"]:
         console.print(f"    repro: {g['repro']}", highlight=False, markup=False, soft_wrap=True)
 
 
 def summary(console: Console, records: list, load_errors, skipped, out_dir, *, ran: int, resumed: int,
-            wall_s: float, unused=(), clusters=None, max_failures: int = 15, verbosity: int = 0) -> None:
+            wall_s: float, audit=None, sliced: bool = False, clusters=None, max_failures: int = 15,
+            verbosity: int = 0) -> None:
+    """``audit``: the gate's audit (conformance/gate_audit.py), each finding printed once; in a
+    slice (``sliced``: -k or case paths), an entry that covers only passing pairs is a note, since
+    the slice may have left its failing pairs out."""
     by_target: defaultdict[str, Counter[str]] = defaultdict(Counter)
     counts: Counter[str] = Counter()
     gates: Counter[str] = Counter()
@@ -66,14 +75,14 @@ def summary(console: Console, records: list, load_errors, skipped, out_dir, *, r
         console.print(f"[yellow]skipped runtime[/] {escape(s.runtime)}: {escape(s.reason)}", highlight=False)
     for e in load_errors:
         console.print(f"[red]case error[/] {escape(str(e))}", highlight=False, soft_wrap=True)
-    for entry in unused:
-        if entry.config:  # a configuration this machine's targets may simply not have
-            console.print(f"expectation at {entry.where} covers nothing here: no failing pair ran in its "
-                          f"configuration ({escape(entry.config_text)}) on this machine", highlight=False,
-                          soft_wrap=True)
+    for level, text in audit.lines(sliced, each=verbosity >= 1) if audit is not None else ():
+        if level == "note" and verbosity < 0:
             continue
-        console.print(f"[yellow]warning[/] expectation at {entry.where} matches nothing ({escape(entry.reason)})",
-                      highlight=False, soft_wrap=True)
+        console.print(f"[{'yellow' if level == 'warning' else 'dim'}]{level}[/] {escape(text)}", highlight=False,
+                      soft_wrap=True)
+    if audit is not None and audit.idle and verbosity >= 1:
+        console.print(f"{audit.idle} expectation{'s' if audit.idle != 1 else ''} had no pair of theirs in this "
+                      f"selection", highlight=False)
     fixed = [r for r in records if r.get("gate") == "fixed"]
     for r in fixed[:max_failures if verbosity < 1 else None]:
         console.print(f"[green]fixed[/] {escape(r['case'])} on {escape(r['target'])} now passes; its expectation "
@@ -113,7 +122,9 @@ def summary(console: Console, records: list, load_errors, skipped, out_dir, *, r
     if parts["known"] and verbosity < 1:
         console.print(f"{known_line}; --verbose lists them", highlight=False, soft_wrap=True)
     parts_text = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts.get(v))
-    gate = ", ".join(f"{gates[g]} {g}" for g in ("new", "expected", "baseline", "fixed") if gates.get(g))
-    console.print(f"\n{len(records)} verdicts ({parts_text or 'none'}); gate: {gate or 'nothing to report'}; "
+    gate = ", ".join(f"{gates[g]} {g}" for g in ("new", "expected", "baseline", "fixed", "fallback") if gates.get(g))
+    errors = (f"; {len(load_errors)} case file error{'s' if len(load_errors) != 1 else ''} (exit status 2)"
+              if load_errors else "")
+    console.print(f"\n{len(records)} verdicts ({parts_text or 'none'}); gate: {gate or 'nothing to report'}{errors}; "
                   f"{ran} run now, {resumed} resumed from earlier; {wall_s:.1f} s; "
                   f"results in {out_dir}/results.jsonl", highlight=False, soft_wrap=True)

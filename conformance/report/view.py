@@ -19,7 +19,7 @@ from conformance.case.vocabulary import SPEC_FAMILIES
 from conformance.compare.verdicts import FAILING, severity
 from conformance.runtimes.effective import config_label
 
-GATES = ("new", "baseline", "expected", "fixed", "ok")
+GATES = ("new", "baseline", "expected", "fixed", "ok", "fallback")
 
 
 def family_of(case_id: str) -> str:

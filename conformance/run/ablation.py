@@ -15,6 +15,14 @@ one): "fails only in the default configuration, which computes in bf16 on this C
 fails, the features are ablated on the target itself, a variant counting as clean when it is
 within its declared precision, so the cause is what is wrong beyond the precision: "fails whenever
 peepholes are non-zero (beyond its declared bf16)".
+
+The execution form is an axis as well (conformance/runtimes/forms.py). A group on a target in a
+form other than the default (``shape=dynamic``, ``session=reused``, ...) is compared with its plain
+sibling, the same runtime, device and spec in the default form (the run's own record of the case
+where it has one, else run now); where that passes, the form is part of the cause, with the path
+each took: "fails whenever sequence_lens is given (full), with shape=dynamic, where it runs as
+RNNSeq (ref_any_f32); passes with shape=static, where it runs as TensorIterator (unknown_f32)".
+The features are ablated on the form's target, whether sequence_lens is given at all among them.
 """
 
 from __future__ import annotations
@@ -27,21 +35,23 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from conformance.case.features import ABLATIONS, Removal
+from conformance.case.features import ABLATIONS, FORM_ABLATIONS, Removal
 from conformance.case.model import Case
 from conformance.case.vocabulary import DEFAULT_ACTIVATIONS, canonical_activation
 from conformance.run.engine import Engine, Options
 from conformance.run.files import write_atomic
 from conformance.run.results import MemoryStore
+from conformance.runtimes.forms import BY_KEY, asked, base_config, compose
 
 #: the verdicts worth ablating: a crash or a timeout teaches nothing when re-run without a feature
 #: (and a group of hangs would cost its timeout per variant)
-ABLATED_VERDICTS = ("fail", "rejected")
+ABLATED_VERDICTS = ("fail", "rejected", "state-leak", "inconsistent")
 #: a variant whose verdict is one of these no longer shows the failure; "within-declared" is a fail
 #: against the model's type that its narrower declared precision accepts
 CLEAN = ("pass", "unspecified", "within-declared")
 PINNED = "precision=pinned"
-VERB = {"fail": "fails", "rejected": "rejects the case", "crash": "crashes", "timeout": "times out"}
+VERB = {"fail": "fails", "rejected": "rejects the case", "crash": "crashes", "timeout": "times out",
+        "state-leak": "leaks state between runs", "inconsistent": "disagrees with itself"}
 
 
 def _family(case_id: str) -> str:
@@ -86,19 +96,26 @@ def pinned_sibling(target, targets):
                  == (target.runtime, target.version, target.device, target.spec, target.format)), None)
 
 
-def _configuration_cause(target, precision: str, pinned_verdict: str | None) -> str:
-    """'fails only in the default configuration, which computes in bf16 on this CPU (AMD EPYC): ...'"""
-    from conformance.runtimes.effective import describe_host, host
-    where = f"on this CPU ({describe_host(host())})" if target.device == "CPU" else f"on {target.device}"
+def _configuration_cause(target, precision: str, pinned_verdict: str | None, dtype: str = "") -> tuple[str, list]:
+    """(cause, features): 'fails only in the default configuration, which computes in bf16 on this
+    CPU (AMD EPYC): ...', ["configuration"]. The CPU is named by its model (run.json and the
+    report's target list have its flags). Where the precision is pinned to the model's type and it
+    still computes narrower (float64 in f32), the cause is the dtype, not the configuration; where
+    the pinned configuration fails too, the configuration is not the cause either."""
+    from conformance.runtimes.effective import host
+    where = f"on this CPU ({host().get('cpu') or '?'})" if target.device == "CPU" else f"on {target.device}"
+    if target.config == PINNED:
+        return (f"fails whenever the dtype is {dtype or '?'}: it computes in {precision} {where} even with the "
+                f"precision pinned to the model's type (within the {precision} bound)", ["dtype"])
     head = (f"fails only in the {target.config} configuration, which computes in {precision} {where}: "
             f"within the {precision} bound")
     if pinned_verdict is None:
-        return head + " (no pinned-precision configuration to compare with)"
+        return head + " (no pinned-precision configuration to compare with)", ["configuration"]
     if pinned_verdict in CLEAN:
-        return head + ", and passes with the precision pinned"
+        return head + ", and passes with the precision pinned", ["configuration"]
     return (f"fails in both configurations: in the {target.config} one it is within the {precision} bound it "
             f"computes in {where}, and with the precision pinned it is {pinned_verdict} too (the pinned "
-            f"target's cluster names the cause)")
+            f"target's cluster names the cause)"), []
 
 
 def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budget: int = 1500,
@@ -131,9 +148,12 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
             spent += _ablate_configuration(within, target, targets, cases_by_id, records, pool, folder, timeout,
                                            explained, budget - spent, deadline, out_of_time)
         plans: list[tuple[tuple[str, str, str, str], list[str], Case, list[Removal], dict[str, Case]]] = []
+        formed = _form_siblings(items, target, targets, cases_by_id, records, pool, folder, timeout, deadline)
+        spent += formed.pop("", 0)
+        removals = FORM_ABLATIONS if asked(target.config) else ABLATIONS
         for key, ids in items:
             case = cases_by_id[ids[0]]
-            present = [f for f in ABLATIONS if f.present(case)]
+            present = [f for f in removals if f.present(case)]
             if len(plans) >= quota[target_id] or spent + len(present) > budget:
                 explained.append((key, ids, "not ablated: the ablation budget was spent", [], []))
                 continue
@@ -151,8 +171,11 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
             necessary = [f for f in present if singles.get(variants[f.name].id) in CLEAN]
             if necessary:
                 cause = (f"{VERB[key[1]]} whenever " + " and ".join(f.sentence(case) for f in necessary)
-                         + _beyond(key, records))
-                explained.append((key, ids, cause, [f.name for f in necessary], results))
+                         + _beyond(key, records) + formed.get(key, ""))
+                explained.append((key, ids, cause, [f.name for f in necessary] + (["form"] if key in formed else []),
+                                  results))
+            elif key in formed:  # no feature needed, the form is: the form is the cause
+                explained.append((key, ids, VERB[key[1]] + formed[key] + _beyond(key, records), ["form"], results))
             else:
                 pair_plans.append((key, ids, case, present, results))
         pair_variants, pair_index = [], {}
@@ -169,7 +192,7 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
                 pair_index[v.id] = (a, b)
                 pair_variants.append(v)
         pairs = _run(pair_variants, target, pool, folder, timeout, deadline) if pair_variants else {}
-        for key, ids, case, present, results in pair_plans:
+        for key, ids, case, _present, results in pair_plans:
             if any(vid not in pairs for vid in pair_index if vid.startswith(case.id + "~")):
                 explained.append((key, ids, out_of_time, [], results))
                 continue
@@ -183,18 +206,59 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
                 cause = (f"{VERB[key[1]]} whenever {a.sentence(case)} or {b.sentence(case)} "
                          f"(removing either alone is not enough)" + _beyond(key, records))
                 features = [a.name, b.name]
-            else:
-                kept = ", ".join(f.name for f in present) or "no optional feature"
-                cause = (f"{VERB[key[1]]} even with any single feature removed ({kept}): the plain "
-                         f"{case.op} {case.form} path diverges" if present else
-                         f"{VERB[key[1]]} on the plain {case.op} {case.form} path (no optional feature to remove)"
-                         ) + _beyond(key, records)
+            else:   # one sentence per op and form, whatever the family had to remove: one cluster
+                cause = (f"{VERB[key[1]]}: the plain {case.op} {case.form} path diverges, whatever single feature "
+                         f"is removed") + _beyond(key, records)
                 features = []
             explained.append((key, ids, cause, features, results))
     clusters = _merge(explained, cases_by_id, {t.id: t.runtime_family for t in targets})
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     write_atomic(Path(out_dir) / "clusters.json", json.dumps(clusters, indent=2))
     return clusters
+
+
+def plain_sibling(target, targets):
+    """The same runtime, version, device, spec and configuration in the default execution form (the
+    plain configuration ``precision=pinned`` of ``precision=pinned/shape=dynamic``), or None."""
+    if not asked(target.config):
+        return None
+    plain = compose(base_config(target.config), {})
+    return next((t for t in targets if t.config == plain and (t.runtime, t.version, t.device, t.spec, t.format)
+                 == (target.runtime, target.version, target.device, target.spec, target.format)), None)
+
+
+def _form_siblings(items, target, targets, cases_by_id, records, pool, folder, timeout, deadline) -> dict:
+    """For a target in an execution form: {group key: ", with shape=dynamic, where it runs as X; passes
+    with shape=static, where it runs as Y"} for each group whose first case passes on the plain
+    sibling (read from the run's records, else run now); ``""`` -> the runs spent."""
+    sibling = plain_sibling(target, targets)
+    if sibling is None:
+        return {}
+    firsts = {ids[0] for _, ids in items}
+    theirs = {r["case"]: r for r in records if r["target"] == sibling.id and r["case"] in firsts}
+    missing = [cases_by_id[c] for c in sorted(firsts - set(theirs))]
+    verdicts = {c: _label(r) for c, r in theirs.items()}
+    if missing:
+        verdicts.update(_run(missing, sibling, pool, folder, timeout, deadline))
+    mine = {r["case"]: r for r in records if r["target"] == target.id and r["case"] in firsts}
+    found: dict = {"": len(missing)}
+    form = asked(target.config)
+    for key, ids in items:
+        if verdicts.get(ids[0]) not in CLEAN:
+            continue
+        said = ", ".join(f"{k}={v}" for k, v in form.items())
+        plain = ", ".join(f"{k}={BY_KEY[k].default}" for k in form)
+        found[key] = (f", with {said}{_runs_as(mine.get(ids[0]))}; passes with {plain}"
+                      f"{_runs_as(theirs.get(ids[0]))}")
+    return found
+
+
+def _runs_as(record: dict | None) -> str:
+    """', where it runs as RNNSeq (ref_any_f32)' from a record's path, or ''."""
+    path = (record or {}).get("path") or {}
+    said = path.get("layers") or path.get("nodes") or (
+        [f"decomposed into {', '.join(path['decomposed'])}"] if path.get("decomposed") else [])
+    return f", where it runs as {' + '.join(said)}" if said else ""
 
 
 def _precision_of(records: list[dict], target_id: str, case_id: str) -> str:
@@ -237,10 +301,10 @@ def _ablate_configuration(within, target, targets, cases_by_id, records, pool, f
         pinned = verdicts.get(ids[0]) if sibling is not None else None
         if sibling is not None and pinned is None:
             pinned = "not run (the ablation budget was spent)"
-        cause = _configuration_cause(target, precision, pinned)
+        cause, features = _configuration_cause(target, precision, pinned, cases_by_id[ids[0]].dtype)
         results = [] if sibling is None else [{"case": ids[0], "feature": "configuration",
                                                "change": sibling.config_label, "verdict": pinned}]
-        explained.append((key, ids, cause, ["configuration"], results))
+        explained.append((key, ids, cause, features, results))
     return ran
 
 
@@ -266,15 +330,15 @@ def _fair_quota(by_target: dict, cases_by_id: dict, budget: int) -> dict:
 def _merge(explained, cases_by_id: dict | None = None, family_of_target: dict | None = None) -> list[dict]:
     """One cluster per (runtime family, verdict, cause), merged across spec versions, devices and
     configurations: the targets it shows on are listed (``targets``, and ``cases_by_target``: which
-    of its cases failed where). The sentences name no values (clip 0.5, Elu), so one cause is one
-    cluster; the activations a cluster's cases use are listed beside it. A cause that names no
-    feature (the plain path diverges) is one per case family. ``target`` is the first target, for
+    of its cases failed where). The sentences name no values (clip 0.5, Elu) and no case family, so
+    one cause is one cluster (a refusal of every LSTMSequence-1 is one cluster, not one per family);
+    the activations a cluster's cases use are listed beside it. ``target`` is the first target, for
     readers of the one-target clusters written before."""
     family_of_target = family_of_target or {}
     merged: dict[tuple[str, str, str], dict[str, Any]] = {}
     for (target, verdict, family, _), ids, cause, features, results in explained:
         runtime = family_of_target.get(target) or target.split("/", 1)[0]
-        key = (runtime, verdict, cause if features else f"{family}: {cause}")
+        key = (runtime, verdict, cause)
         c = merged.setdefault(key, {"runtime": runtime, "verdict": verdict, "cause": cause, "features": features,
                                     "families": [], "cases": [], "targets": [], "cases_by_target": {},
                                     "ablations": []})

@@ -36,54 +36,18 @@ from conformance.case.features import features
 from conformance.compare import FAILING, for_case, judge_computed_in, judge_outputs
 from conformance.compare.silent import DEFAULT_POLICY as SILENT_POLICY
 from conformance.compare.silent import apply_policy
+from conformance.run import forms as pair_forms
+from conformance.run.batches import NARROWER_ALONE, Batches
 from conformance.run.files import write_atomic
+from conformance.run.judging import ORACLE_TIMEOUT, effective_of, judgement_fields, oracle_cached, oracle_for, path_of
+from conformance.run.planned import Planned
 from conformance.run.results import Record
 from conformance.run.workers import Job, Outcome, Pool
-from conformance.runtimes.effective import BY_NAME, narrower, of_dtype
+from conformance.runtimes.effective import BY_NAME, narrower
+from conformance.runtimes.forms import program_form, sliced, unsupported
 from conformance.specs import SPECS, NotExpressible, Program, translate
 
-ORACLE_TIMEOUT = 600.0
-
-
-def oracle_for(op: str, attributes: dict, tensors: dict, profile: str, prec: int):
-    """Runs in a worker: the oracle on the canonical case (inputs in layout 0, so no `layout`)."""
-    import oracles
-    attrs = {k: v for k, v in attributes.items() if k != "layout"}
-    return oracles.evaluate(op, attrs, tensors, profile=profile, prec=prec)
-
-
-def oracle_cached(op: str, attributes: dict, tensors: dict, profile: str, prec: int):
-    """The oracle's result where its disk cache holds it (reading it computes nothing and cannot
-    hang), else None: the job goes to the oracle's worker. A cache that does not read is a miss."""
-    import oracles
-    attrs = {k: v for k, v in attributes.items() if k != "layout"}
-    try:
-        return oracles.cached(op, attrs, tensors, profile=profile, prec=prec)
-    except Exception:  # noqa: BLE001 - an invalid problem or an unreadable entry: the worker says why
-        return None
-
-
-def effective_of(case, target, reported: dict) -> dict:
-    """The configuration one pair ran in: the runtime's own report on its compiled object for this
-    call where it names a precision (declared), else the target's probe for a float32 case
-    (measured), else the model's type (assumed). Where it is narrower than the model's type, how
-    it rounds: to nearest where the probe saw that precision round to nearest (and for f32, whose
-    conversions are IEEE's), else faithfully in any direction."""
-    reported = dict(reported or {})
-    precision = reported.pop("precision", "")
-    if precision in BY_NAME:
-        source = "declared by the runtime for this call"
-    elif case.dtype == "float32" and target.precision:
-        precision, source = target.precision, "measured by the arithmetic probe"
-    else:
-        precision, source = of_dtype(case.dtype).name, "assumed: the model's type"
-    found = {"precision": precision, "source": source, **reported}
-    if narrower(BY_NAME.get(precision), case.dtype) and "rounding" not in found:
-        probe = (target.configuration or {}).get("measured") or {}
-        found["rounding"] = ("nearest" if precision == "f32" else
-                             probe.get("rounding", "faithful") if probe.get("precision") == precision
-                             else "faithful")
-    return found
+__all__ = ["NARROWER_ALONE", "ORACLE_TIMEOUT", "Engine", "Options", "RunSummary", "effective_of", "oracle_for", "repro"]
 
 
 #: the narrower-precision bounds kept for reuse across a case's targets
@@ -92,35 +56,9 @@ BOUNDS_KEPT = 256
 #: worker right after the first, when its first call took at most this (the repeat is what tells
 #: computed values from stale memory)
 REPEAT_UNDER = 0.5
-#: a batch closes when its programs together pass this many bytes (production shapes stay small in
-#: number per call: a worker's answer travels through a pipe, WebNN's documents through the page)
-BATCH_BYTES = 8 << 20
 #: the features of a case whose outputs a spec may leave undefined (oracles/silent.py's points):
 #: partial or zero lengths, a non-finite input, an activation whose parameters may have no default
 MAY_BE_SILENT = {"sequence_lens=partial", "nan", "inf", "act=scaledtanh", "act=affine"}
-
-
-def _size(prog: Program) -> int:
-    """Bytes of a program's model (its bytes, or its written main file)."""
-    model = prog.runtime_input()
-    if isinstance(model, (bytes, bytearray)):
-        return len(model)
-    try:
-        return Path(model).stat().st_size
-    except (OSError, TypeError):
-        return 0
-
-
-#: why a pair of a batch that runs each program on its own ran alone (``_computes_narrower``)
-NARROWER_ALONE = ("its target computes in a precision narrower than its type, so it is not merged (it would only "
-                  "run twice); run on its own, in one call with the rest of its batch")
-
-
-def _computes_narrower(case, target) -> bool:
-    """Whether the target's measured precision is narrower than the case's type (OpenVINO's default
-    configuration on a bf16 CPU): such a pair fails the spec's bound by design and would be run again
-    alone after a merged batch, so its batch runs each program on its own (``NARROWER_ALONE``)."""
-    return narrower(BY_NAME.get(target.precision), case.dtype)
 
 
 def may_leave_unspecified(case) -> bool:
@@ -141,6 +79,9 @@ class Options:
     repeat_under: float = REPEAT_UNDER  # repeat a pair with unspecified elements when its call took at most this
     deadline: float | None = None   # time.monotonic() after which no new job is started (the ablation's budget)
     batch: bool = True              # send a batching target (Target.batch) several programs per call
+    #: the case ids a target whose execution form is sliced runs on (``session=reused``, ``threads=4``:
+    #: conformance/runtimes/forms.py); None: every case
+    slice_ids: frozenset | None = None
 
 
 @dataclass
@@ -149,6 +90,7 @@ class RunSummary:
     by_target: dict = field(default_factory=lambda: defaultdict(Counter))
     failures: list = field(default_factory=list)
     skipped_pairs: int = 0
+    outside_slice: int = 0          # pairs of a sliced form's target whose case is not in the slice
     wall_s: float = 0.0
     #: time spent inside runtime calls (the bare cost), per runtime name
     runtime_by: dict[str, float] = field(default_factory=lambda: defaultdict(float))
@@ -163,12 +105,26 @@ class RunSummary:
         return any(self.counts[v] for v in FAILING)
 
 
-def repro(case, target) -> str:
+def repro(case, target, targets=()) -> str:
+    """The command that runs this one pair again: its case, runtime, device and spec, and, where
+    ``targets`` (the run's) hold other configurations of that runtime and device, its own (``--config
+    precision=pinned``, or ``precision=default`` for the default), so it reruns one configuration."""
+    from conformance.selection import config_selecting
     cmd = ["conformance", "run", case.file or ".", "-k", case.id, "--runtime", target.runtime,
            "--device", target.device, "--spec", target.spec]
+    config = config_selecting(target.config, [t.config for t in targets if t.runtime == target.runtime
+                                              and t.device == target.device and t.spec == target.spec])
+    if config:
+        cmd += ["--config", config]
     if target.plugin:
         cmd += ["--runtime-plugin", target.ref.path]
     return " ".join(shlex.quote(c) for c in cmd)
+
+
+def _program_form(target) -> tuple:
+    """The target's program form (conformance/runtimes/forms.py), hashable: what its program is
+    translated with, shared by the targets of a spec that write the same one."""
+    return tuple(sorted(program_form(target.config).items()))
 
 
 def _slug(text: str) -> str:
@@ -184,7 +140,9 @@ def judge_version() -> str:
     from oracles import fast
     h = hashlib.sha256(f"{oracles.ORACLE_VERSION}+{fast.fingerprint()}".encode())
     here = Path(__file__).resolve().parent.parent
-    for path in sorted((here / "compare").glob("*")) + [Path(__file__).resolve(),
+    run = Path(__file__).resolve().parent
+    for path in sorted((here / "compare").glob("*")) + [Path(__file__).resolve(), run / "judging.py",
+                                                        run / "forms.py", run / "relations.py", run / "planned.py",
                                                         here / "runtimes" / "effective.py"]:
         if path.is_file():
             h.update(path.name.encode() + path.read_bytes())
@@ -215,11 +173,12 @@ class Engine:
         #: runtime ref -> [(case index, program, target)] waiting to fill a batch: the targets of one
         #: runtime configuration (one worker) share it, so a case's programs for several specs go in
         #: one call (OpenVINO compiles a program that several specs read alike once: openvino.py)
-        self.open_batches: dict[Any, list[tuple[int, Program, Any]]] = {}
-        self.batch_bytes: dict[Any, int] = {}  # open batch key -> the size of its programs
         self.pool: Any = None               # the pool of this run (a batched pair is run again alone on it)
-        self.alone: dict[tuple[int, Any], str] = {}  # (case index, target) -> why a batched pair runs alone
+        #: the pairs sent in batches (conformance/run/batches.py)
+        self.batches = Batches(self)
         self._facts: dict[int, tuple[Any, str, frozenset]] = {}  # id(case) -> (case, digest, features)
+        #: the pairs run as a plan (an execution form, the relations: conformance/run/planned.py)
+        self.planned = Planned(self)
 
     def _facts_of(self, case) -> tuple[Any, str, frozenset]:
         """A case's content digest and feature tokens, computed once per run (cases do not change
@@ -237,6 +196,8 @@ class Engine:
             _, digest, tokens = self._facts_of(case)
             todo = []
             for t in self.targets:
+                if self.opt.slice_ids is not None and case.id not in self.opt.slice_ids and sliced(t.config):
+                    continue
                 if (not self.store.is_done(case.id, t.id, self.pair_digest(case, t, digest, tokens))
                         or self._needs_detail(case.id, t.id)):
                     todo.append(t)
@@ -252,6 +213,12 @@ class Engine:
         rec = self.store.stored(case_id, target_id)
         return bool(rec and rec.get("detail") == "summary" and rec.get("verdict") in FAILING
                     and self.gate(rec).get("gate") == "new")
+
+    def _outside_slice(self) -> int:
+        if self.opt.slice_ids is None:
+            return 0
+        targets = sum(1 for t in self.targets if sliced(t.config))
+        return targets * sum(1 for c in self.cases if c.id not in self.opt.slice_ids)
 
     def pair_digest(self, case, target, digest: str | None = None, tokens=None) -> str:
         """The case's content, and everything its verdict on ``target`` is judged by: the tolerance
@@ -287,7 +254,7 @@ class Engine:
         self.pool = pool
         try:
             for outcome in pool.outcomes(self._jobs()):
-                self._receive(outcome)
+                self.receive(outcome)
         finally:
             self.pool = None
 
@@ -302,94 +269,84 @@ class Engine:
                 pending += sum(len(t) for _, _, t in pairs)
                 break
             yield from self._schedule(ci, case, todo)
-        self.summary.skipped_pairs += len(self.cases) * len(self.targets) - pending
+        self.summary.outside_slice = self._outside_slice()
+        self.summary.skipped_pairs += len(self.cases) * len(self.targets) - pending - self.summary.outside_slice
         if late:
             return
-        for key in list(self.open_batches):
-            yield self._batch_job(key)
+        yield from self.batches.flush()
 
-    def _batch_job(self, key) -> Job:
-        """The open batch ``key`` (a runtime configuration's ref, and whether its programs run each on
-        its own) as one job."""
-        entries = self.open_batches.pop(key)
-        self.batch_bytes.pop(key, None)
-        if len(entries) == 1:
-            return self._run_job(*entries[0])
-        ref, alone = key
-        return Job(("batch", ref, entries), "batch",
-                   (ref, [(prog.runtime_input(), prog.feeds) for _, prog, _ in entries]) + ((NARROWER_ALONE,) if alone else ()),
-                   2 * self.opt.timeout)
-
-    def _alone(self, ci: int, target, prog, why: str) -> None:
-        """A batched pair run again on its own (its record says why); its oracle result is kept for it."""
-        case = self.cases[ci]
-        if case.valid:
-            self.runs_left[(ci, SPECS[target.spec].semantics)] += 1
-        self.alone[(ci, target)] = why
-        self.pool.submit(self._run_job(ci, prog, target))
-
-    def _run_job(self, ci: int, prog, target, repeat: float = 0.0) -> Job:
+    def run_job(self, ci: int, prog, target, repeat: float = 0.0) -> Job:
         """One pair's job: ``prog`` on ``target``, run a second time in the same worker when its
         first call takes at most ``repeat`` seconds."""
         return Job(("run", ci, target, prog), "run", (target.ref, prog.runtime_input(), prog.feeds, repeat),
                    self.opt.timeout)
 
     def _schedule(self, ci: int, case, todo):
-        programs: dict[str, Program | NotExpressible | Exception] = {}
-        for spec in sorted({t.spec for t in todo}):
+        programs: dict[tuple, Program | NotExpressible | Exception] = {}
+        for spec, form in sorted({(t.spec, _program_form(t)) for t in todo}):
             try:
-                programs[spec] = translate(SPECS[spec], case)
+                programs[(spec, form)] = translate(SPECS[spec], case, dict(form))
             except Exception as exc:  # a translator bug costs its pairs, recorded as a suite error
-                programs[spec] = exc
-            self._write_program(case, programs[spec])
-        runnable = [t for t in todo if not isinstance(programs[t.spec], (NotExpressible, Exception))
-                    and case.op not in t.gates]
+                programs[(spec, form)] = exc
+            self._write_program(case, programs[(spec, form)], dict(form))
+        runnable = [t for t in todo if not isinstance(programs[(t.spec, _program_form(t))], (NotExpressible, Exception))
+                    and case.op not in t.gates and not unsupported(t.config, t.forms)]
         if case.valid:
             for t in runnable:
                 self.runs_left[(ci, SPECS[t.spec].semantics)] += 1
             for profile in sorted({SPECS[t.spec].semantics for t in runnable}):
-                hit = oracle_cached(case.op, case.attributes, case.tensors, profile, self.opt.prec)
-                if hit is not None:  # read here: no job, and no worker slot taken from the runtimes
-                    self.oracle[(ci, profile)] = Outcome(("oracle", (ci, profile)), "ok", hit)
-                    continue
-                yield Job(("oracle", (ci, profile)), "call",
-                          (oracle_for, (case.op, case.attributes, case.tensors, profile, self.opt.prec)),
-                          ORACLE_TIMEOUT)
+                job = self.oracle_job((ci, profile), case, profile)
+                if job is not None:
+                    yield job
         for t in todo:
-            prog = programs[t.spec]
+            prog = programs[(t.spec, _program_form(t))]
             if case.op in t.gates:
-                self._record(case, t, None, "not-expressible", f"version gate: {t.gates[case.op]}")
+                self.record(case, t, None, "not-expressible", f"version gate: {t.gates[case.op]}")
             elif isinstance(prog, NotExpressible):
-                self._record(case, t, None, "not-expressible", prog.reason)
+                self.record(case, t, None, "not-expressible", prog.reason)
             elif isinstance(prog, Exception):
-                self._record(case, t, None, "error", f"translator failed: {type(prog).__name__}: {prog}")
+                self.record(case, t, None, "error", f"translator failed: {type(prog).__name__}: {prog}")
+            elif unsupported(t.config, t.forms):
+                self.record(case, t, None, "not-expressible", str(unsupported(t.config, t.forms)))
+            elif pair_forms.needs_plan(t.config):
+                yield from self.planned.jobs(ci, case, t, prog)
             else:
                 repeat = self.opt.repeat_under if may_leave_unspecified(case) else 0.0
                 if t.batch > 1 and self.opt.batch and not repeat:
-                    key = (t.ref, _computes_narrower(case, t))
-                    self.open_batches.setdefault(key, []).append((ci, prog, t))
-                    self.batch_bytes[key] = self.batch_bytes.get(key, 0) + _size(prog)
-                    if len(self.open_batches[key]) >= t.batch or self.batch_bytes[key] >= BATCH_BYTES:
-                        yield self._batch_job(key)
+                    yield from self.batches.add(ci, case, prog, t)
                     continue
-                yield self._run_job(ci, prog, t, repeat)
+                yield self.run_job(ci, prog, t, repeat)
 
-    def _program_folder(self, case) -> Path:
+    def oracle_job(self, okey, case, profile: str) -> Job | None:
+        """The oracle's job for ``case`` under ``profile`` (kept under ``okey``), or None where its disk
+        cache holds the result (read here: no job, and no worker slot taken from the runtimes)."""
+        hit = oracle_cached(case.op, case.attributes, case.tensors, profile, self.opt.prec)
+        if hit is not None:
+            self.oracle[okey] = Outcome(("oracle", okey), "ok", hit)
+            return None
+        return Job(("oracle", okey), "call", (oracle_for, (case.op, case.attributes, case.tensors, profile, self.opt.prec)),
+                   ORACLE_TIMEOUT)
+
+    def program_folder(self, case) -> Path:
         return Path(self.store.dir) / "programs" / _slug(f"{case.id}-{self._facts_of(case)[1][:8]}")
 
-    def _write_program(self, case, prog) -> None:
+    def _write_program(self, case, prog, form: dict | None = None) -> None:
+        """A translated program into the case's folder (a program form's into a folder of its own,
+        ``shape=dynamic/``)."""
         if isinstance(prog, (NotExpressible, Exception)):
             return
         if not self.opt.write_programs and prog.format == "onnx":
             return
-        folder = self._program_folder(case)
+        folder = self.program_folder(case)
+        if form:
+            folder = folder / _slug("/".join(f"{k}={v}" for k, v in sorted(form.items())))
         folder.mkdir(parents=True, exist_ok=True)
         SPECS[prog.spec].write(prog, folder)
 
     def _write_artefacts(self, case, target, prog, artefacts: dict) -> list[str]:
         """What the runtime converted the program into (MNN's model, IREE's MLIR), beside the
         program, named ``<spec>.<target's runtime and device>.<name>`` (pruned with its program)."""
-        folder = self._program_folder(case)
+        folder = self.program_folder(case)
         folder.mkdir(parents=True, exist_ok=True)
         written = []
         for name, data in sorted(artefacts.items()):
@@ -398,19 +355,22 @@ class Engine:
             written.append(str(path.relative_to(self.store.dir)))
         return written
 
-    def _receive(self, outcome) -> None:
+    def receive(self, outcome) -> None:
         key = outcome.key
         if key[0] == "oracle":
             okey = key[1]
             self.oracle[okey] = outcome
             for args in self.waiting.pop(okey, []):
                 self._judge(okey[0], *args)
-                self._release(okey)
+                self.release(okey)
+            self.planned.oracle_in(okey)
             return
         if key[0] == "batch":
-            return self._unbatch(outcome)
+            return self.batches.answered(outcome)
+        if key[0] == "plan":
+            return self.planned.answered(outcome)
         _, ci, target, prog = key
-        self._spent(target, outcome.elapsed)
+        self.spent(target, outcome.elapsed)
         case = self.cases[ci]
         okey = (ci, SPECS[target.spec].semantics)
         if case.valid and outcome.status == "ok" and okey not in self.oracle:
@@ -418,31 +378,12 @@ class Engine:
             return
         self._judge(ci, target, prog, outcome)
         if case.valid:
-            self._release(okey)
+            self.release(okey)
 
-    def _unbatch(self, outcome) -> None:
-        """A batch's answer, as one outcome per pair (marked as batched); a batch that crashed, hung
-        or failed as a whole sends each of its pairs again alone."""
-        _, _, entries = outcome.key
-        answers = outcome.value if outcome.status == "ok" else None
-        if not isinstance(answers, list) or len(answers) != len(entries):
-            why = f"its batch of {len(entries)} ended with {outcome.status}: {outcome.error}"[:300]
-            self._spent(entries[0][2], outcome.elapsed)  # one runtime configuration: one runtime
-            for ci, prog, target in entries:
-                self._alone(ci, target, prog, why)
-            return
-        for (ci, prog, target), (status, value, error, elapsed, *rest) in zip(entries, answers):
-            why = rest[0] if rest else ""
-            effective = rest[1] if len(rest) > 1 and rest[1] is not None else outcome.effective
-            if why:  # the runtime ran it on its own within the call: recorded as a pair run alone
-                self.alone[(ci, target)] = f"in a batch of {len(entries)}: {why}"[:300]
-            self._receive(Outcome(("run", ci, target, prog), status, value, error, "", elapsed,
-                                  effective, batched=0 if why else len(entries)))
-
-    def _spent(self, target, seconds: float) -> None:
+    def spent(self, target, seconds: float) -> None:
         self.summary.runtime_by[target.runtime] += seconds
 
-    def _release(self, okey) -> None:
+    def release(self, okey) -> None:
         """One run of (case, profile) judged: the oracle result goes with the last one."""
         self.runs_left[okey] -= 1
         if self.runs_left[okey] <= 0:
@@ -459,68 +400,62 @@ class Engine:
             extra["artefacts"] = self._write_artefacts(case, target, prog, outcome.artefacts)
         if outcome.status in ("ok", "error", "garbage"):
             extra["effective"] = effective_of(case, target, outcome.effective)
+            path_of(outcome.effective, extra)
         if outcome.status == "crash":
-            return self._settle(outcome, ci, target, prog, "crash", outcome.error, extra)
+            return self.settle(outcome, ci, target, prog, "crash", outcome.error, extra)
         if outcome.status == "timeout":
-            return self._settle(outcome, ci, target, prog, "timeout", outcome.error, extra)
+            return self.settle(outcome, ci, target, prog, "timeout", outcome.error, extra)
         if outcome.status == "garbage":  # outputs that are not arrays: wrong, whatever the case
-            return self._settle(outcome, ci, target, prog, "fail" if case.valid else "accepted-invalid",
+            return self.settle(outcome, ci, target, prog, "fail" if case.valid else "accepted-invalid",
                                 outcome.error, extra)
         if outcome.status == "error":
             if case.valid:
-                return self._settle(outcome, ci, target, prog, "rejected", f"rejected a valid case: {outcome.error}",
+                return self.settle(outcome, ci, target, prog, "rejected", f"rejected a valid case: {outcome.error}",
                                     extra)
-            return self._settle(outcome, ci, target, prog, "pass", f"rejected as the spec requires "
+            return self.settle(outcome, ci, target, prog, "pass", f"rejected as the spec requires "
                                 f"({case.violates}): {outcome.error}", extra)
         if not case.valid:
-            return self._settle(outcome, ci, target, prog, "accepted-invalid",
+            return self.settle(outcome, ci, target, prog, "accepted-invalid",
                                 f"ran a case the spec forbids ({case.violates}) and returned "
                                 f"{len(outcome.value)} outputs", extra)
         oracle = self.oracle[(ci, SPECS[target.spec].semantics)]
         if oracle.status != "ok":
-            return self._settle(outcome, ci, target, prog, "error", f"oracle failed: {oracle.error}", extra)
+            return self.settle(outcome, ci, target, prog, "error", f"oracle failed: {oracle.error}", extra)
         res: Any = oracle.value  # the oracle's OracleResult (oracles is imported lazily)
         again = outcome.again if isinstance(outcome.again, list) else None
-        tol = for_case(case, self.opt.tolerance,
-                       self.overrides(case.id, target.id, self._facts_of(case)[2]) if self.overrides else None)
+        tol = for_case(case, self.opt.tolerance, self.override(case, target))
         j = judge_outputs(case, prog, outcome.value, res, tol, repeat=again)
         if isinstance(outcome.again, str):
             extra["repeat"] = outcome.again
-        verdict, message = apply_policy(j.verdict, j.message, j.silent, self._silent_policy(target))
-        extra.update({
-            "max_abs_err": j.max_abs_err, "max_rel_err": j.max_rel_err, "max_ulp": j.max_ulp,
-            "ratio": j.ratio, "worst": j.worst, "reading": j.reading, "unspecified": j.unspecified,
-            "unspecified_values": j.unspecified_values, "tolerance": j.tolerance or tol.to_json(),
-            "worst_elements": j.worst_elements, "error_by_step": j.error_by_step,
-            "oracle": dict(res.certificate, profile=SPECS[target.spec].semantics, readings=[r.name for r in res.readings],
-                           ambiguities=list(res.ambiguities), precision=dict(res.precision)),
-        })
-        if j.silent is not None:
-            extra["silent"] = j.silent
+        verdict, message = apply_policy(j.verdict, j.message, j.silent, self.silent_policy_of(target))
+        extra.update(judgement_fields(j, res, SPECS[target.spec].semantics))
+        extra["tolerance"] = j.tolerance or tol.to_json()
         effective = extra["effective"]
         compute = BY_NAME.get(effective["precision"])
         if narrower(compute, case.dtype) and tol.derived:
-            extra["declared"] = self._declared(ci, case, target, prog, outcome.value, res, compute,
+            extra["declared"] = self.declared(ci, case, target, prog, outcome.value, res, compute,
                                                effective.get("accumulation"), effective.get("rounding", "faithful"))
-        self._settle(outcome, ci, target, prog, verdict, message, extra)
+        self.settle(outcome, ci, target, prog, verdict, message, extra)
 
-    def _settle(self, outcome, ci: int, target, prog, verdict: str, message: str, extra=None) -> None:
+    def settle(self, outcome, ci: int, target, prog, verdict: str, message: str, extra=None) -> None:
         """Record a judged pair, or, when it came from a batch and is not ``pass``, run it again
         alone first (a batch may neither create nor hide a divergence)."""
         extra = dict(extra or {})
-        if outcome.batched:
-            if verdict != "pass":
-                return self._alone(ci, target, prog, f"in a batch of {outcome.batched} it was {verdict}: "
-                                                     f"{message}"[:300])
-            extra["batch"] = {"size": outcome.batched}
-        elif (ci, target) in self.alone:
-            extra["batch"] = {"alone": self.alone.pop((ci, target))}
-        self._record(self.cases[ci], target, prog, verdict, message, extra)
+        found = self.batches.settled(outcome, ci, target, prog, verdict, message)
+        if found is None:
+            return  # run again alone first
+        if found:
+            extra["batch"] = found
+        self.record(self.cases[ci], target, prog, verdict, message, extra)
 
-    def _silent_policy(self, target) -> dict:
+    def override(self, case, target) -> dict | None:
+        """The expectations' tolerance override of a pair, or None."""
+        return self.overrides(case.id, target.id, self._facts_of(case)[2]) if self.overrides else None
+
+    def silent_policy_of(self, target) -> dict:
         return dict(SILENT_POLICY, **(self.silent_policy(target.id) if self.silent_policy else {}))
 
-    def _declared(self, ci: int, case, target, prog, outputs, res, compute, accumulation, rounding) -> dict:
+    def declared(self, ci: int, case, target, prog, outputs, res, compute, accumulation, rounding) -> dict:
         """The pair judged against the precision it computed in (narrower than the model's type):
         what a correct implementation in that arithmetic may do."""
         import oracles
@@ -543,11 +478,11 @@ class Engine:
                 "max_abs_err": j.max_abs_err, "message": j.message,
                 "tolerance": (j.tolerance or {}).get("source", "")}
 
-    def _record(self, case, target, prog, verdict, message, extra=None) -> None:
+    def record(self, case, target, prog, verdict, message, extra=None) -> None:
         _, digest, tokens = self._facts_of(case)
         record = Record.of(case, target, SPECS.get(target.spec), tokens, self.pair_digest(case, target, digest, tokens),
                            digest)
-        record.verdict, record.message, record.repro = verdict, message, repro(case, target)
+        record.verdict, record.message, record.repro = verdict, message, repro(case, target, self.targets)
         extra = dict(extra or {})
         for name in ("max_abs_err", "max_ulp", "tolerance"):
             if name in extra:
@@ -556,6 +491,8 @@ class Engine:
         rec = record.as_dict()
         if self.gate:
             rec.update(self.gate(rec))
+        if rec.get("fallback"):  # it did not run on the target: not the target's verdict (docs/forms.md)
+            rec["gate"] = "fallback"
         self.store.append(rec)
         self.summary.counts[verdict] += 1
         self.summary.by_target[target.id][verdict] += 1

@@ -14,7 +14,7 @@ _CTX = mp.get_context("spawn")
 BUILD_TIMEOUT = 300.0  # seconds to import and construct a runtime in a fresh worker
 ORACLE = "oracle"      # the binding of the workers that run the oracle (and other suite functions)
 #: the job kinds that run in a runtime's worker: one program, the arithmetic probe, several programs
-RUNTIME_KINDS = ("run", "probe", "batch")
+RUNTIME_KINDS = ("run", "probe", "batch", "plan")
 
 
 def _own_group() -> None:

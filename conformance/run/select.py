@@ -90,3 +90,27 @@ def compile_expression(expr: str):
     if pos != len(tokens):
         raise SelectError(f"-k {_shown(expr)}: unexpected {_shown(tokens[pos])}")
     return pred
+
+
+def closest_ids(expr: str, ids: list[str], n: int = 5) -> tuple[list[str], list[str]]:
+    """What an expression that selects none of ``ids`` was probably after: (a note per word: how
+    many ids hold it, and for a word no id holds the closest word of the ids in spelling; the ids
+    holding the most of its words, or where none holds any, the ids closest in spelling)."""
+    import difflib
+
+    words = list(dict.fromkeys(t.lower() for t in _TOKEN.findall(expr or "")
+                               if t not in ("and", "or", "not", "(", ")")))
+    lowered = {i: i.lower() for i in ids}
+    vocabulary = sorted({part for low in lowered.values() for part in re.split(r"[^a-z0-9_.]+", low) if part})
+    notes = []
+    for w in words:
+        k = sum(w in low for low in lowered.values())
+        note = f"{w!r} is in {k} id{'s' if k != 1 else ''}" if k else f"{w!r} is in no id"
+        near = difflib.get_close_matches(w, vocabulary, n=1, cutoff=0.6) if not k else []
+        notes.append(note + (f" (did you mean {near[0]!r}?)" if near else ""))
+    scored = sorted(((sum(w in lowered[i] for w in words), i) for i in ids), key=lambda x: (-x[0], x[1]))
+    best = [i for score, i in scored[:n] if score > 0]
+    if not best:
+        close = set(difflib.get_close_matches(str(expr).lower(), list(lowered.values()), n=n, cutoff=0.3))
+        best = [i for i in ids if lowered[i] in close][:n]
+    return notes, best

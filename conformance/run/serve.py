@@ -18,6 +18,7 @@ import os
 import signal
 import time
 import traceback
+from typing import Any
 
 from conformance.run.processes import ORACLE, RUNTIME_KINDS, _own_group
 from conformance.run.processes import flush_streams as _flush
@@ -95,8 +96,12 @@ def _serve(conn, binding, log: str | None = None) -> None:
                     runtime = ref.build()
                 conn.send(("started", None, "", "", 0.0, {}, {}, None, {}))  # the timeout counts from here
                 start = time.perf_counter()
+                returned: Any
                 if kind == "batch":
                     returned = _batch(runtime, *payload[1:])
+                elif kind == "plan":
+                    from conformance.run.plans import execute
+                    returned = execute(runtime, payload[1], _as_arrays, _effective)
                 else:
                     _, model, feeds, *rest = payload
                     repeat_under = rest[0] if rest else 0.0
@@ -130,6 +135,9 @@ def _serve(conn, binding, log: str | None = None) -> None:
         else:
             value = returned
         effective, described = _effective(runtime), _describe(runtime, kind)
+        reported = getattr(returned, "effective", None) if kind == "plan" else None
+        if reported:
+            effective = reported  # the plan's main call's, not its last relation's
         again = _again(runtime, model, feeds) if kind == "run" and 0 < elapsed <= repeat_under else None
         try:
             conn.send(("ok", value, "", "", elapsed, effective, described, again, _artefacts(runtime, kind)))
@@ -238,6 +246,11 @@ def _as_arrays(returned) -> list:
     import numpy as np
     if isinstance(returned, (str, bytes, dict)) or not hasattr(returned, "__iter__"):
         raise TypeError(f"expected a list of arrays, got {type(returned).__name__}")
+    returned = list(returned)
+    for k, x in enumerate(returned):   # np.asarray would make it float64, and the verdict blame the dtype
+        if isinstance(x, (list, tuple)):
+            raise TypeError(f"output {k} is a Python {type(x).__name__}, not an array; a runtime returns numpy "
+                            f"arrays of the model's type (README, \"Writing a runtime plugin\")")
     return [np.asarray(x) for x in returned]
 
 
@@ -251,14 +264,25 @@ def _refused_in(runtime, exc: Exception) -> dict:
 
 def _effective(runtime) -> dict:
     """The runtime's own account of the configuration its last call ran in (``effective()``, an
-    optional part of the runtime contract); a method that fails says so instead."""
+    optional part of the runtime contract), with the path it took (``path()``, optional too: the
+    kernels or execution providers that ran the recurrent node) under ``path``; a method that fails
+    says so instead."""
+    found: dict = {}
     method = getattr(runtime, "effective", None)
-    if not callable(method):
-        return {}
-    try:
-        return _plain(method())
-    except Exception as exc:  # noqa: BLE001 - a broken report costs the report, not the verdict
-        return {"error": f"effective() failed: {type(exc).__name__}: {exc}"[:300]}
+    if callable(method):
+        try:
+            found = _plain(method())
+        except Exception as exc:  # noqa: BLE001 - a broken report costs the report, not the verdict
+            found = {"error": f"effective() failed: {type(exc).__name__}: {exc}"[:300]}
+    method = getattr(runtime, "path", None)
+    if callable(method):
+        try:
+            path = _plain(method())
+        except Exception as exc:  # noqa: BLE001
+            path = {"error": f"path() failed: {type(exc).__name__}: {exc}"[:300]}
+        if path:
+            found = dict(found, path=path)
+    return found
 
 
 def _describe(runtime, kind: str) -> dict:

@@ -70,6 +70,18 @@ POLL_S = 0.25          # how often memory is read while jobs run
 
 
 
+def late_verdict(held: int | None, limit: int | None, timeout: float, late: bool = True) -> tuple[str, str] | None:
+    """What a busy worker that has not answered is: ``crash`` when it holds more than the memory
+    limit (read first, so a runaway a slow poll catches only after its deadline is still named for
+    its memory), ``timeout`` when its deadline has passed (``late``), else None (still working)."""
+    if limit and held is not None and held > limit:
+        return "crash", (f"memory limit: the worker held {fmt_bytes(held)}, more than the limit of "
+                         f"{fmt_bytes(limit)}; worker killed (--memory-limit raises it)")
+    if late:
+        return "timeout", f"no answer within {timeout:g} s; worker killed"
+    return None
+
+
 @dataclass
 class Job:
     key: object                 # caller's handle, returned with the outcome
@@ -112,6 +124,7 @@ class _Worker:
         self.job: Job | None = None
         self.next: Job | None = None  # sent ahead: the worker starts it as soon as it answers ``job``
         self.started = False          # the worker said it started ``job`` (so it has read it from the pipe)
+        self.ahead = False            # ``job`` was sent ahead (the worker was built before it came)
         self.deadline = 0.0
 
     def output(self) -> str:
@@ -120,7 +133,7 @@ class _Worker:
         return printed(self.log)
 
     def send(self, job: Job) -> None:
-        self.job = job
+        self.job, self.ahead = job, False
         # building a runtime (its imports) may take a while on a busy machine: it gets its own,
         # generous limit; the job's timeout starts when the worker says the call has started
         self.deadline = time.monotonic() + job.timeout + (BUILD_TIMEOUT if job.kind in RUNTIME_KINDS else 0)
@@ -153,7 +166,7 @@ class _Worker:
     def advance(self) -> None:
         """The answer to ``job`` is in: the job sent ahead, if any, is the one running now (its
         limit starts again when the worker says it has started)."""
-        self.job, self.next, self.started = self.next, None, False
+        self.job, self.next, self.started, self.ahead = self.next, None, False, self.next is not None
         if self.job is not None:
             self.deadline = time.monotonic() + self.job.timeout + BUILD_TIMEOUT
 
@@ -200,6 +213,7 @@ class Pool:
         self._logs = tempfile.TemporaryDirectory(prefix="conformance-workers-")
         self._spawned = 0
         self.sent_ahead = 0   # jobs sent to a busy worker ahead of its answer (_send_ahead)
+        self._retried: dict[int, Job] = {}  # jobs sent ahead to a worker that died before starting them (held)
         self._idle_budget = (_total_memory() or 8 << 30) // IDLE_SHARE
 
     def submit(self, job: Job) -> None:
@@ -329,7 +343,7 @@ class Pool:
                     try:
                         status, value, error, detail, elapsed, effective, describe, again, made, *said = w.conn.recv()
                     except Exception:  # noqa: BLE001 - EOF, or an answer that does not unpickle
-                        yield self._replace(w, "crash", self._crash_text(w))
+                        yield from self._replace(w, "crash", self._crash_text(w))
                         continue
                     if status == "started":  # the runtime is built: the call's own timeout starts
                         w.deadline = time.monotonic() + w.job.timeout
@@ -347,15 +361,13 @@ class Pool:
                     yield Outcome(job.key, status, value, error, detail, elapsed, effective, describe,
                                   said[0] if said else "", again, artefacts=made)
                 elif w.proc.sentinel in ready or not w.proc.is_alive():
-                    yield self._replace(w, "crash", self._crash_text(w))
-                elif time.monotonic() >= w.deadline:
-                    yield self._replace(w, "timeout", f"no answer within {w.job.timeout:g} s; worker killed")
-                elif polling:
-                    held = resident_bytes(w.proc.pid)
-                    if held is not None and held > self.memory_limit:
-                        yield self._replace(w, "crash", f"memory limit: the worker held {fmt_bytes(held)}, "
-                                                        f"more than the limit of {fmt_bytes(self.memory_limit)}; "
-                                                        f"worker killed (--memory-limit raises it)")
+                    yield from self._replace(w, "crash", self._crash_text(w))
+                else:
+                    late = time.monotonic() >= w.deadline
+                    held = resident_bytes(w.proc.pid) if self.memory_limit and (late or polling) else None
+                    verdict = late_verdict(held, self.memory_limit, w.job.timeout, late)
+                    if verdict is not None:
+                        yield from self._replace(w, *verdict)
             if polling:
                 self._polled = time.monotonic()
 
@@ -369,7 +381,11 @@ class Pool:
                 return f"worker died from signal {-code}"
         return f"worker exited with status {code}"
 
-    def _replace(self, w: _Worker, status: str, text: str) -> Outcome:
+    def _replace(self, w: _Worker, status: str, text: str):
+        """The busy worker ``w`` killed and forgotten; its job's Outcome (``status``), yielded. A job
+        sent ahead that the worker had not started when it died (it died between answering its
+        previous job and starting this one: a runtime's late crash, at exit or in a destructor) is
+        not charged: it runs again, first, once (``_retried``)."""
         job = w.job
         assert job is not None  # only a busy worker is replaced
         w.kill()
@@ -385,7 +401,12 @@ class Pool:
                 os.unlink(w.log)
             except OSError:
                 pass
-        return Outcome(job.key, status, error=text, output=output)
+        if status == "crash" and w.ahead and not w.started and id(job) not in self._retried:
+            self._retried[id(job)] = job
+            self._queue.insert(0, job)
+            self._queued[job.binding] += 1
+            return
+        yield Outcome(job.key, status, error=text, output=output)
 
     def close(self) -> None:
         if self._closed:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from importlib import metadata
 
 from conformance.runtimes.base import Runtime, RuntimeRef, RuntimeRejected, Target
+from conformance.runtimes.forms import BY_KEY as FORM_KEYS
+from conformance.runtimes.forms import CONFIGURATIONS, compose
 
 ENTRY_POINT_GROUP = "conformance.runtimes"
 
@@ -49,6 +51,32 @@ BUILTIN = {
 }
 
 
+#: the package a built-in adapter needs, as a skipped runtime's reason names it (the error alone
+#: names an inner module: MNN's converter is `_tools`), and the extra that installs it
+PACKAGES = {
+    "conformance.runtimes.tract": ("tract", "engines"),
+    "conformance.runtimes.mnn": ("MNN", "engines"),
+    "conformance.runtimes.iree": ("iree-base-compiler and iree-base-runtime", "engines"),
+    "conformance.runtimes.tvm": ("apache-tvm", "engines"),
+    "conformance.runtimes.torch": ("torch", "runtimes"),
+    "conformance.runtimes.openvino": ("openvino", "runtimes"),
+    "conformance.runtimes.openvino_ir": ("openvino", "runtimes"),
+    "conformance.runtimes.openvino_memory": ("openvino", "runtimes"),
+    "conformance.runtimes.onnxruntime": ("onnxruntime", "runtimes"),
+    "conformance.runtimes.reference": ("onnx", "runtimes"),
+}
+
+
+def not_installed(module_name: str, exc: ImportError) -> str:
+    """Why a built-in runtime is missing, naming its package: "MNN is not installed here (No module
+    named '_tools'); the `engines` extra installs it"."""
+    package, extra = PACKAGES.get(module_name, ("", ""))
+    if not package:
+        return f"not installed here ({exc})"
+    return (f"{package} {'are' if ' and ' in package else 'is'} not installed here ({exc}); the `{extra}` extra "
+            f"installs {'them' if ' and ' in package else 'it'}: pip install -c constraints.txt -e \".[{extra}]\"")
+
+
 def builtin_modules(wanted=None) -> list[str]:
     """The built-in adapter modules providing one of the ``wanted`` runtimes (all by default)."""
     return [m for m, names in BUILTIN.items() if not wanted or set(names) & set(wanted)]
@@ -60,7 +88,7 @@ def builtin_targets(module_name: str, specs_by_format: dict) -> tuple[list[Targe
         module = importlib.import_module(module_name)
         found, gaps = module.targets(specs_by_format)
     except ImportError as exc:
-        return [], [Skipped(module_name.rsplit(".", 1)[1], f"not installed here ({exc})")]
+        return [], [Skipped(module_name.rsplit(".", 1)[1], not_installed(module_name, exc))]
     return list(found), [Skipped(*gap) for gap in gaps]
 
 
@@ -85,12 +113,37 @@ def plugin_targets(path: str, specs_by_format: dict) -> list[Target]:
     fmt = obj.format
     if fmt not in specs_by_format:
         raise TypeError(f"runtime plugin {path!r} has format {fmt!r}; supported: {sorted(specs_by_format)}")
+    declared = plugin_forms(obj, path)
+    base = str(getattr(obj, "config", "default"))
+    configs = [base] + [compose(base, f) for f in CONFIGURATIONS
+                        if all(v in declared.get(k, ()) for k, v in f.items())]
     return [Target(str(obj.name), str(getattr(obj, "version", "") or ""), str(getattr(obj, "device", "default")),
-                   str(getattr(obj, "config", "default")), spec, ref, format=fmt, plugin=True,
+                   config, spec, ref, format=fmt, plugin=True,
                    description=str(getattr(obj, "description", "") or "runtime plugin"),
                    family=str(getattr(obj, "family", "") or ""),
-                   batch=int(getattr(obj, "batch", 0) or 0) if callable(getattr(obj, "run_many", None)) else 0)
-            for spec in specs_by_format[fmt]]
+                   batch=int(getattr(obj, "batch", 0) or 0) if callable(getattr(obj, "run_many", None)) else 0,
+                   forms=declared)
+            for config in configs for spec in specs_by_format[fmt]]
+
+
+def plugin_forms(obj, path: str) -> dict[str, list[str]]:
+    """The execution forms a plugin declares (its ``forms``: ``{"shape": ["dynamic"], ...}``), checked
+    against the table (conformance/runtimes/forms.py); a form whose calls share one loaded model needs
+    the plugin's ``load(model)``."""
+    declared = getattr(obj, "forms", None) or {}
+    if not isinstance(declared, dict):
+        raise TypeError(f"runtime plugin {path!r}: forms must be a dict such as {{'shape': ['dynamic']}}")
+    found: dict[str, list[str]] = {}
+    for key, values in declared.items():
+        values = [str(v) for v in ([values] if isinstance(values, str) else values)]
+        if key not in FORM_KEYS or any(v not in (FORM_KEYS[key].default, FORM_KEYS[key].other) for v in values):
+            raise TypeError(f"runtime plugin {path!r}: forms {key}={values}: the forms are "
+                            + ", ".join(f"{f.key}={f.default}|{f.other}" for f in FORM_KEYS.values()))
+        if FORM_KEYS[key].loaded and key != "relations" and not callable(getattr(obj, "load", None)):
+            raise TypeError(f"runtime plugin {path!r} declares {key}={values[-1]}, whose calls share one loaded "
+                            f"model: it needs load(model) returning an object with run(feeds)")
+        found[key] = [v for v in values if v != FORM_KEYS[key].default]
+    return found
 
 
 def entry_point_paths() -> list[str]:

@@ -91,6 +91,15 @@ class Target:
     #: (a release that predates the spec version; conformance/history/targets.py): their pairs are
     #: not-expressible with that reason, never a divergence
     gates: dict = field(default_factory=dict, compare=False)
+    #: the execution forms its runtime takes beyond the defaults ({key: [values]}:
+    #: conformance/runtimes/forms.py); its own are in ``config``
+    forms: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def form(self) -> dict[str, str]:
+        """Every execution form key of this target's configuration, defaults included."""
+        from conformance.runtimes.forms import of
+        return of(self.config)
 
     @property
     def runtime_family(self) -> str:
@@ -116,7 +125,8 @@ class Target:
                 "description": self.description, "precision": self.precision,
                 "configuration": self.configuration, "runtime_family": self.runtime_family,
                 **({"load_output": self.load_output} if self.load_output else {}),
-                **({"gates": self.gates} if self.gates else {})}
+                **({"gates": self.gates} if self.gates else {}),
+                **({"forms": self.forms} if self.forms else {})}
 
 
 #: file suffix of a written program that its own builder refused (OpenVINO's op validation while the

@@ -84,8 +84,9 @@ def config_label(config: str, precision: str) -> str:
         return config
     if config == "default":
         return f"precision=default→{precision}"
-    if config.startswith("precision="):
-        return f"{config}→{precision}"
+    items = config.split("/")
+    if items[0].startswith("precision="):  # the arrow right after the precision it measures
+        return "/".join([f"{items[0]}→{precision}", *items[1:]])
     return f"{config}/precision→{precision}"
 
 

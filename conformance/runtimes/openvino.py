@@ -20,14 +20,26 @@ import re
 import shutil
 import tempfile
 import weakref
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from pathlib import Path
 
 import numpy as np
 
 from conformance.caches import digest
 
-CONFIGS = ("default", "precision=pinned")
+#: the execution forms every OpenVINO way in takes, beyond the defaults (conformance/runtimes/forms.py)
+FORMS_TAKEN = {"shape": ["dynamic"], "weights": ["inputs"], "session": ["reused"], "threads": ["4"]}
+#: the plain configurations, then each form on the pinned one (float32 results: a form's divergence is
+#: not hidden behind the default configuration's bf16 on bf16 CPUs)
+PLAIN = ("default", "precision=pinned")
+
+
+def _configs() -> tuple[str, ...]:
+    from conformance.runtimes.forms import CONFIGURATIONS, compose
+    return PLAIN + tuple(compose("precision=pinned", f) for f in CONFIGURATIONS)
+
+
+CONFIGS = _configs()
 
 
 def devices() -> list[str]:
@@ -56,6 +68,9 @@ DEVICE_PROPERTIES = ("FULL_DEVICE_NAME", "OPTIMIZATION_CAPABILITIES", "CPU_DENOR
 class Adapter:
     """What both OpenVINO adapters share: compile under the configuration, report what the compiled
     model resolved to (``effective``) and the device's facts (``describe``)."""
+
+    #: the execution forms it takes (conformance/runtimes/forms.py): every one
+    forms = FORMS_TAKEN
 
     def __init__(self, device: str = "CPU", config: str = "default"):
         import openvino as ov
@@ -137,7 +152,7 @@ class Adapter:
                     continue
                 effective = self.effective()  # this group's compiled model: its pairs' configuration
                 for (k, _), out in zip(members, outputs):
-                    answers[k] = RanMerged(out, effective)
+                    answers[k] = RanMerged(out, dict(effective, path=layers_of(self._current, f"{BATCH_MARK}{k}.")))
                 members = []
             for k, _ in members:
                 answers[k] = self._alone(items[k], why)
@@ -149,10 +164,12 @@ class Adapter:
         """One program of a batch run by itself, as ``run`` runs it (read again: a merged model may
         have taken its nodes), as ``RanAlone``."""
         from conformance.runtimes.base import RanAlone
+        answer: object
         try:
-            return RanAlone(self.run(*item), why, self.effective())
+            answer = self.run(*item)
         except Exception as exc:  # noqa: BLE001 - its refusal is its answer
-            return RanAlone(exc, why, self.effective())
+            answer = exc
+        return RanAlone(answer, why, dict(self.effective(), **({"path": self.path()} if self._current else {})))
 
     def _run_merged(self, models: list, feeds: list) -> list[list[np.ndarray]]:
         """``models`` as one ov.Model (their Parameters and Results side by side), compiled and run
@@ -176,9 +193,13 @@ class Adapter:
         return split
 
     def infer(self, key, read, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-        """Run the model ``read()`` gives, on a fresh infer request. It is compiled once per
-        content: the same program asked again (``key``, as the repeat of a pair is), or another that
-        reads into the same model, runs on the compiled model kept from before (``keep`` of them)."""
+        """Run the model ``read()`` gives, on a fresh infer request (:meth:`compiled`)."""
+        return run_compiled(self.compiled(key, read), feeds)
+
+    def compiled(self, key, read):
+        """The compiled model of what ``read()`` gives. It is compiled once per content: the same
+        program asked again (``key``, as the repeat of a pair is), or another that reads into the
+        same model, is the compiled model kept from before (``keep`` of them)."""
         self._current = None
         content = self._contents.get(key) if key is not None else None
         if content not in self._kept:
@@ -197,7 +218,7 @@ class Adapter:
                     raise
                 if not self.keep:
                     self._current = compiled
-                    return run_compiled(compiled, feeds)
+                    return compiled
                 self._kept[content] = (compiled, size)
                 while len(self._kept) > 1 and (len(self._kept) > self.keep or self._kept_bytes() > KEPT_BYTES):
                     self._kept.popitem(last=False)
@@ -207,7 +228,19 @@ class Adapter:
                     self._contents.popitem(last=False)
         self._kept.move_to_end(content)
         self._current = self._kept[content][0]
-        return run_compiled(self._current, feeds)
+        return self._current
+
+    def load(self, model):
+        """The runtime contract's optional ``load``: the program compiled once (:meth:`compiled`), as a
+        handle whose ``run(feeds)`` infers on it; each thread that runs it keeps one infer request of
+        its own, reused from call to call (as an application reuses its request)."""
+        key, read = self.prepare(model, {})
+        return Loaded(self.compiled(key, read))
+
+    def path(self) -> dict:
+        """The layers the last call's compiled model runs the recurrent op with (its runtime model's
+        ``layerType`` and ``primitiveType``): RNNSeq, TensorIterator, ... (docs/forms.md)."""
+        return layers_of(self._current) if self._current is not None else {}
 
     def content_key(self, model) -> str:
         """What identifies a model's compiled form: its serialized IR (topology, attributes,
@@ -390,17 +423,23 @@ def _reader(model):
 def compile_properties(model, config: str) -> dict:
     """The compile properties of a configuration: none for ``default``; for ``precision=pinned``,
     INFERENCE_PRECISION_HINT = the model's element type (f32 where the hint has no such value);
-    for ``precision=bf16`` (f16, f32), that type."""
+    for ``precision=bf16`` (f16, f32), that type; with ``threads=4``, the throughput hint (several
+    streams, for requests at once) and four inference threads."""
     import openvino as ov
-    if not config.startswith("precision="):
-        return {}
-    asked = config.split("=", 1)[1]
+
+    from conformance.runtimes.forms import of, pairs
+    found: dict = {}
+    if of(config)["threads"] != "1":
+        found = {"PERFORMANCE_HINT": "THROUGHPUT", "INFERENCE_NUM_THREADS": int(of(config)["threads"])}
+    asked = pairs(config).get("precision")
+    if asked is None:
+        return found
     hints = {"f32": ov.Type.f32, "f16": ov.Type.f16, "bf16": ov.Type.bf16}
     if asked in hints:
-        return {"INFERENCE_PRECISION_HINT": hints[asked]}
+        return dict(found, INFERENCE_PRECISION_HINT=hints[asked])
     element = model.inputs[0].get_element_type()
     hint = element if element in hints.values() else ov.Type.f32
-    return {"INFERENCE_PRECISION_HINT": hint}
+    return dict(found, INFERENCE_PRECISION_HINT=hint)
 
 
 def compile_model(core, model, device: str, config: str):
@@ -421,6 +460,62 @@ def infer(core, model, device: str, config: str, feeds: dict[str, np.ndarray]):
     name): every output in the model's order, and the compiled model."""
     compiled = compile_model(core, model, device, config)
     return run_compiled(compiled, feeds), compiled
+
+
+class Loaded:
+    """A compiled model as the runtime contract's loaded handle: ``run(feeds)`` infers on it with
+    this thread's own infer request (kept: a request reused from call to call)."""
+
+    def __init__(self, compiled):
+        import threading
+        self.compiled = compiled
+        self._local = threading.local()
+
+    def run(self, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        import openvino as ov
+        request = getattr(self._local, "request", None)
+        if request is None:
+            request = self._local.request = self.compiled.create_infer_request()
+        result = request.infer({name: _to_tensor(ov, arr) for name, arr in feeds.items()})
+        return [np.array(_from_output(ov, out, result[out]), copy=True) for out in self.compiled.outputs]
+
+
+#: the runtime model's layer types that run a recurrent op as one layer (a sequence or cell kernel,
+#: or a loop over its body); any other layer is part of the op decomposed
+RECURRENT_LAYERS = ("RNNSeq", "RNNCell", "TensorIterator", "Loop", "LSTMSequence", "GRUSequence", "RNNSequence",
+                    "LSTMCell", "GRUCell", "AUGRUSequence", "AUGRUCell")
+#: layers every model has, left out of a path
+PLUMBING = ("Input", "Output", "Parameter", "Result", "Const", "Constant", "Reshape", "Reorder", "Transpose",
+            "Gather", "ShapeOf", "Convert", "Squeeze", "Unsqueeze", "Concatenation", "Broadcast", "Split")
+_PATHS: OrderedDict = OrderedDict()  # id(compiled model) -> (compiled model, its path): read once per compile
+
+
+def layers_of(compiled, prefix: str = "") -> dict:
+    """The path a compiled model runs (its runtime model, read once per compiled model): the layers
+    that run the recurrent op as ``layerType (primitiveType)`` (``RNNSeq (ref_any_f32)``,
+    ``TensorIterator (unknown_f32)``), or, where none is one layer, the kinds of the layers it was
+    decomposed into. ``prefix``: only the layers whose name starts with it (one program of a batch)."""
+    kept = _PATHS.get((id(compiled), prefix))
+    if kept is not None and kept[0] is compiled:
+        return kept[1]
+    recurrent, other = [], set()
+    for op in compiled.get_runtime_model().get_ordered_ops():
+        if prefix and not op.get_friendly_name().startswith(prefix):
+            continue
+        info = op.get_rt_info()
+        kind = info["layerType"].astype(str) if "layerType" in info else op.get_type_name()
+        primitive = info["primitiveType"].astype(str) if "primitiveType" in info else ""
+        if kind in RECURRENT_LAYERS:
+            recurrent.append(f"{kind} ({primitive})" if primitive else kind)
+        elif kind not in PLUMBING:
+            other.add(kind)
+    counted = Counter(recurrent)
+    named = [f"{n} × {kind}" if n > 1 else kind for kind, n in counted.items()]
+    found = {"layers": named} if recurrent else {"decomposed": sorted(other)}
+    _PATHS[(id(compiled), prefix)] = (compiled, found)
+    while len(_PATHS) > 64:
+        _PATHS.popitem(last=False)
+    return found
 
 
 def _to_tensor(ov, arr: np.ndarray):
@@ -444,10 +539,12 @@ def targets_of(fmt: str, specs: list, description: str) -> list:
     every spec in ``specs``. Every way in of one device and configuration runs on the same
     :class:`OpenVINO` worker (one ``RuntimeRef``)."""
     from conformance.runtimes.base import RuntimeRef, Target
+    from conformance.runtimes.forms import built_config
     path = f"{OpenVINO.__module__}:{OpenVINO.__qualname__}"
     return [Target("openvino", version(), device, config, spec,
-                   RuntimeRef(path, (("device", device), ("config", config))), format=fmt, description=description,
-                   batch=BATCH)
+                   RuntimeRef(path, (("device", device), ("config", built_config(config)))), format=fmt,
+                   description=description,
+                   batch=BATCH, forms=FORMS_TAKEN)
             for device in devices() for config in CONFIGS for spec in specs]
 
 

@@ -40,15 +40,18 @@ def read_recipe(adapter: Adapter, model: str, feeds: dict[str, np.ndarray]):
 
 
 def build(path: Path, feeds: dict[str, np.ndarray]):
-    """The ov.Model of the recipe at ``path``, its Parameters shaped as ``feeds``."""
+    """The ov.Model of the recipe at ``path``, its Parameters shaped as the recipe says (a recipe written
+    before it said: as ``feeds``)."""
     from conformance.specs.openvino.build import BuildError, build_model
     from conformance.specs.openvino.memory import load_constants
     recipe = json.loads(path.read_text())
     constants = load_constants(path.with_name(recipe["constants"]), recipe["dtype"])
-    canonical = {CANONICAL_FEEDS.get(name, name): arr for name, arr in feeds.items()}
+    canonical = ({name: tuple(shape) for name, shape in recipe["shapes"].items()} if "shapes" in recipe else
+                 {CANONICAL_FEEDS.get(name, name): arr for name, arr in feeds.items()})
     try:
         model, _ = build_model(recipe["op"], recipe["case_op"], recipe["form"], recipe["dtype"], recipe["wanted"],
-                               canonical, constants, recipe["attrs"], recipe["name"], native=True)
+                               canonical, constants, recipe["attrs"], recipe["name"], native=True,
+                               dynamic=recipe.get("dynamic"))
     except BuildError as exc:
         raise RuntimeRejected(f"OpenVINO's builders refused {recipe['op']}: {exc}") from None
     return model

@@ -233,10 +233,20 @@ def targets(specs_by_format: dict):
     reads_device = "deviceType" in facts.get("contextOptionsRead", [])
     found, gaps = [], []
     name = _browser_name(facts.get("version", ""), browser.path)
-    for device, context in facts.get("contexts", {}).items():
+    contexts = facts.get("contexts", {})
+    wanted = [d.strip().lower() for d in os.environ.get(DEVICES_ENV, "").split(",") if d.strip()]
+    for device, context in contexts.items():
         if not context.get("ok"):
             gaps.append(("webnn", f"{name}: createContext({json.dumps(context.get('options', {}))}) for "
                                   f"deviceType {device!r} rejects: {context.get('error', '?')}"))
+            continue
+        if wanted and device not in wanted:
+            continue
+        if not wanted and reads_device and device != "cpu" and same_as_cpu(context, contexts.get("cpu")):
+            gaps.append(("webnn", f"{name}: deviceType {device!r} folded into CPU: its context reports nothing the "
+                                  f"cpu context does not (not accelerated, the same opSupportLimits), so it runs on "
+                                  f"the same {facts.get('backend') or 'backend'} (docs/webnn.md: every verdict and "
+                                  f"error identical, measured); {DEVICES_ENV}=cpu,{device} makes it a target"))
             continue
         label = device.upper() if reads_device else "default"
         kwargs = (("executable", browser.path), ("device", label),
@@ -251,6 +261,20 @@ def targets(specs_by_format: dict):
                                   "webmachinelearning/webnn#809): one default context"))
             break
     return found, gaps
+
+
+#: the deviceTypes to make targets of (``cpu,gpu,npu``), instead of folding into CPU those whose
+#: context reports nothing of its own
+DEVICES_ENV = "CONFORMANCE_WEBNN_DEVICES"
+
+
+def same_as_cpu(context: dict, cpu: dict | None) -> bool:
+    """Whether a deviceType's context tells nothing apart from the cpu context's: not reported as
+    accelerated, and the same opSupportLimits and preferred input layout (Chromium on Linux without
+    a GPU: LiteRT's XNNPACK CPU delegate for every deviceType)."""
+    if not cpu or not cpu.get("ok") or context.get("accelerated") is True:
+        return False
+    return all(context.get(k) == cpu.get(k) for k in ("opSupportLimits", "preferredInputLayout"))
 
 
 def _browser_name(version: str, path: str) -> str:

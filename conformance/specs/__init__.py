@@ -41,16 +41,27 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def translate(spec: Spec, case) -> Program | NotExpressible:
-    """``spec.translate(case)``, after the one check every family shares: an attribute of the case
+def translate(spec: Spec, case, form: dict | None = None) -> Program | NotExpressible:
+    """``spec.translate(case)``, after the checks every family shares: an attribute of the case
     that the family's translator does not know (``Attribute.families`` in
-    conformance/case/vocabulary.py) is not expressible, never silently dropped."""
+    conformance/case/vocabulary.py) is not expressible, never silently dropped; nor is a program form
+    (``form``: conformance/runtimes/forms.py ``program_form``, e.g. ``{"shape": "dynamic"}``) the
+    family does not write (its ``forms``)."""
     from conformance.case.vocabulary import ATTRIBUTE
     unknown = [k for k in case.attributes if k in ATTRIBUTE and spec.family not in ATTRIBUTE[k].families]
     if unknown:
         return NotExpressible(spec.name, f"{spec.name} has no attribute {unknown[0]!r} (the {spec.family} "
                                          f"translator does not write it)")
-    return spec.translate(case)
+    if not form:
+        return spec.translate(case)
+    writes = getattr(spec, "forms", None) or {}
+    for key, value in form.items():
+        if value not in writes.get(key, ()):
+            return NotExpressible(spec.name, f"{spec.name} programs are not written with {key}={value} (the "
+                                             f"{spec.family} translator writes "
+                                             + (", ".join(f"{k}={'|'.join(v)}" for k, v in writes.items())
+                                                or "no program form beyond the defaults") + ")")
+    return spec.translate(case, form=form)  # type: ignore[call-arg]  # a family with ``forms`` takes one
 
 
 def spec_names() -> list[str]:

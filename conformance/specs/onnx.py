@@ -2,6 +2,11 @@
 
 X, sequence_lens, initial_h and initial_c are graph inputs; W, R, B and P are initializers, as in
 exported models. Absent optional inputs are empty input names.
+
+Two program forms (conformance/runtimes/forms.py): ``shape=dynamic`` writes the batch and sequence
+dimensions of the inputs and outputs as ``dim_param`` (``batch_size``, ``seq_length``), as exporters
+with dynamic axes do; ``weights=inputs`` moves W, R, B and P from the initializers to graph inputs
+fed at run time, as ONNX's own node tests feed them.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from conformance.specs.program import LAYOUT1_TO_CANONICAL, NotExpressible, Prog
 
 VERSIONS = (7, 14, 22)
 GRAPH_INPUTS = ("X", "sequence_lens", "initial_h", "initial_c")
+#: the graph inputs whose layout 1 is batch-major
+LAYOUT_INPUTS = ("X", "initial_h", "initial_c")
 
 ELEM_TYPE = {
     "float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16,
@@ -29,10 +36,17 @@ TYPES = {
 }
 
 
+#: the symbolic dimensions of ``shape=dynamic``
+DYNAMIC_DIMS = {"S": "seq_length", "B": "batch_size"}
+WEIGHTS = ("W", "R", "B", "P")
+
+
 class OnnxSpec:
     family = "onnx"
     format = "onnx"
     semantics = "onnx"
+    #: the program forms this family writes (conformance/runtimes/forms.py)
+    forms = {"shape": ("dynamic",), "weights": ("inputs",)}
 
     def __init__(self, version: int):
         self.version = version
@@ -58,7 +72,8 @@ class OnnxSpec:
                     f"{list(TYPES[self.version])}" + (" (bfloat16 from opset 22)" if case.dtype == "bfloat16" else ""))
         return None
 
-    def translate(self, case: Case) -> Program | NotExpressible:
+    def translate(self, case: Case, form: dict | None = None) -> Program | NotExpressible:
+        form = form or {}
         reason = self.expressible(case)
         if reason:
             return NotExpressible(self.name, reason)
@@ -74,8 +89,8 @@ class OnnxSpec:
                 node_inputs.append("")
                 continue
             node_inputs.append(name)
-            if name in GRAPH_INPUTS:
-                if layout == 1 and name != "sequence_lens" and arr.ndim == 3:
+            if name in GRAPH_INPUTS or (name in WEIGHTS and form.get("weights") == "inputs"):
+                if layout == 1 and name in LAYOUT_INPUTS and arr.ndim == 3:
                     arr = np.ascontiguousarray(np.transpose(arr, (1, 0, 2)))
                 feeds[name] = arr
                 inputs.append(helper.make_tensor_value_info(name, _elem(arr, case), list(arr.shape)))
@@ -89,6 +104,14 @@ class OnnxSpec:
         while node_outputs and node_outputs[-1] == "":
             node_outputs.pop()
         shapes = self._output_shapes(case)
+        if form.get("shape") == "dynamic":
+            inputs = [_symbolic(v, case) for v in inputs]
+            shapes = {n: _dims(n, s, case) for n, s in shapes.items()}
+            notes.append("shape=dynamic: the batch and sequence dimensions of X, the states, sequence_lens and the "
+                         "outputs written as dim_param batch_size and seq_length")
+        if form.get("weights") == "inputs":
+            notes.append("weights=inputs: " + ", ".join(n for n in WEIGHTS if n in feeds)
+                         + " are graph inputs fed at run time, not initializers")
         outputs = [helper.make_tensor_value_info(n, ELEM_TYPE[case.dtype], shapes.get(n)) for n in node_outputs if n]
 
         node = helper.make_node(case.op, node_inputs, node_outputs, name=f"{case.op.lower()}0",
@@ -121,6 +144,38 @@ class OnnxSpec:
             s, d, b, h = shapes["Y"]
             shapes = {k: ((b, s, d, h) if k == "Y" else (b, d, h)) for k in shapes}
         return {k: list(v) for k, v in shapes.items()}
+
+
+def _positions(name: str, rank: int, case: Case) -> dict[int, str]:
+    """Which axes of a graph input or output are the sequence (S) and batch (B) dimensions, in the
+    program's layout: {axis: "S" | "B"} (none where the rank is not the spec's)."""
+    layout1 = case.layout == 1
+    if name == "sequence_lens":
+        return {0: "B"} if rank == 1 else {}
+    if name == "X":
+        return ({0: "B", 1: "S"} if layout1 else {0: "S", 1: "B"}) if rank == 3 else {}
+    if name in ("initial_h", "initial_c", "Y_h", "Y_c"):
+        return ({0: "B"} if layout1 else {1: "B"}) if rank == 3 else {}
+    if name == "Y":
+        return ({0: "B", 1: "S"} if layout1 else {0: "S", 2: "B"}) if rank == 4 else {}
+    return {}
+
+
+def _dims(name: str, shape, case: Case):
+    """A shape with its batch and sequence axes symbolic (only where the case's own size stands there:
+    an invalid case's deliberately wrong dimension stays what it is)."""
+    if shape is None:
+        return None
+    sizes = {"S": case.shape["seq_length"], "B": case.shape["batch_size"]}
+    axes = _positions(name, len(shape), case)
+    return [DYNAMIC_DIMS[axes[i]] if i in axes and dim == sizes[axes[i]] else dim for i, dim in enumerate(shape)]
+
+
+def _symbolic(value_info: onnx.ValueInfoProto, case: Case) -> onnx.ValueInfoProto:
+    """A graph input's value info with its batch and sequence dimensions as dim_param."""
+    tensor = value_info.type.tensor_type
+    shape = [d.dim_value for d in tensor.shape.dim]
+    return helper.make_tensor_value_info(value_info.name, tensor.elem_type, _dims(value_info.name, shape, case))
 
 
 def _elem(arr: np.ndarray, case: Case) -> int:

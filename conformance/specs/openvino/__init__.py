@@ -38,6 +38,19 @@ from conformance.specs.openvino.vocabulary import BUILD_ERROR_SUFFIX, CLAUSES, F
 from conformance.specs.program import NotExpressible, Program
 
 
+def fed_weights(inputs: dict, form: dict | None, notes: list) -> dict:
+    """``inputs`` (:func:`_inputs`) with W, R, B (and P) moved into the feeds under ``weights=inputs``:
+    Parameters fed at run time instead of Constants."""
+    if (form or {}).get("weights") != "inputs":
+        return inputs
+    moved = [k for k in ("W", "R", "B", "P") if k in inputs]
+    inputs = dict(inputs, feeds=dict(inputs["feeds"]))
+    for k in moved:
+        inputs["feeds"][k] = inputs.pop(k)
+    notes.append(f"weights=inputs: {', '.join(moved)} written as Parameters fed at run time, not Constants")
+    return inputs
+
+
 def write_refusal(name: str, program: Program, folder: Path) -> bool:
     """A program OpenVINO refused to build, written as ``{spec}.build-error.txt`` holding the
     refusal (the runtimes raise it as the verdict's message); False for a program that built."""
@@ -147,7 +160,10 @@ class OpenVINOSpec:
                            f"built without it", notes, self.format) if missing else None
         return op, notes, refused
 
-    def translate(self, case: Case) -> Program | NotExpressible:
+    #: the program forms this family writes (conformance/runtimes/forms.py)
+    forms = {"shape": ("dynamic",), "weights": ("inputs",)}
+
+    def translate(self, case: Case, form: dict | None = None) -> Program | NotExpressible:
         started = self._start(case)
         if isinstance(started, NotExpressible):
             return started
@@ -155,9 +171,9 @@ class OpenVINOSpec:
         if refused is not None:
             return refused
         try:
-            inputs = _inputs(op, case, notes)
+            inputs = fed_weights(_inputs(op, case, notes), form, notes)
             attrs = _attributes(op, case, notes)
-            xml, weights, outputs, transforms = _build(op, case, inputs, attrs)
+            xml, weights, outputs, transforms = _build(op, case, inputs, attrs, form)
         except BuildError as exc:
             built_as = " (built as LSTMSequence-5, whose inputs and attributes it repeats)" \
                 if op == "LSTMSequence-1" else ""
@@ -170,7 +186,9 @@ class OpenVINOSpec:
         if op == "LSTMCell-1":
             notes.append("v0::LSTMCell's default zero P appears in the IR as a Const layer with no edge "
                          "(the serializer drops input 6); OpenVINO reads the cell with zero peepholes")
-        feeds = {FEED_NAMES[k]: v for k, v in inputs["feeds"].items()}
+        if (form or {}).get("shape") == "dynamic":
+            notes.append("shape=dynamic: the batch and sequence dimensions of the Parameters written as -1")
+        feeds = {FEED_NAMES.get(k, k): v for k, v in inputs["feeds"].items()}
         return Program(spec=self.name, format=self.format, model=xml, feeds=feeds, outputs=outputs,
                        notes=notes, extra={"weights": weights, "op": op}, transforms=transforms)
 

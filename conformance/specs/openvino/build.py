@@ -81,14 +81,17 @@ def _shared_half(values: list) -> list:
     return values
 
 
-def _build(op: str, case: Case, inputs: dict, attrs: dict):
-    """The ov.Model of one op, serialized: (xml bytes, bin bytes, outputs, transforms)."""
+def _build(op: str, case: Case, inputs: dict, attrs: dict, form: dict | None = None):
+    """The ov.Model of one op, serialized: (xml bytes, bin bytes, outputs, transforms). ``form``: the
+    program form (conformance/runtimes/forms.py): ``shape=dynamic`` writes the batch and sequence
+    dimensions as -1, ``weights=inputs`` makes W, R and B Parameters (fed, in ``inputs["feeds"]``)."""
     import openvino as ov
 
+    form = form or {}
     wanted = case.outputs or OUTPUTS[case.op]
-    constants = {k: inputs[k] for k in ("W", "R", "B")}
+    constants = {k: inputs[k] for k in ("W", "R", "B") if k in inputs}
     model, outputs = build_model(op, case.op, case.form, case.dtype, wanted, inputs["feeds"], constants, attrs,
-                                 case.id)
+                                 case.id, dynamic=dynamic_sizes(case) if form.get("shape") == "dynamic" else None)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "model.xml"
@@ -99,13 +102,37 @@ def _build(op: str, case: Case, inputs: dict, attrs: dict):
     return xml, weights, outputs, _transforms(case, wanted)
 
 
+def dynamic_sizes(case: Case) -> dict[str, int]:
+    """The sizes ``shape=dynamic`` writes as -1: {"S": seq_length, "B": batch_size}."""
+    return {"S": case.shape["seq_length"], "B": case.shape["batch_size"]}
+
+
+def _partial_shape(feed: str, shape: tuple, form: str, sizes: dict[str, int] | None) -> list[int]:
+    """A Parameter's shape, with its batch and sequence axes -1 under ``shape=dynamic`` (``sizes``):
+    OpenVINO's layout is batch-major (X [B,S,I], a cell's X [B,I], states [B,...], lengths [B]); an
+    axis is made dynamic only where the case's own size stands there (an invalid case keeps its
+    deliberately wrong dimension)."""
+    dims = list(shape)
+    if sizes is None:
+        return dims
+    axes = {0: "B"} if feed != "X" or form == "cell" else {0: "B", 1: "S"}
+    if feed in WEIGHT_FEEDS:
+        axes = {}
+    return [-1 if i in axes and d == sizes[axes[i]] else d for i, d in enumerate(dims)]
+
+
+#: the inputs ``weights=inputs`` feeds (Parameters named as OpenVINO's spec pages name the inputs)
+WEIGHT_FEEDS = ("W", "R", "B", "P")
+
+
 def build_model(op: str, case_op: str, form: str, dtype: str, wanted, feeds: dict, constants: dict, attrs: dict,
-                name: str, native: bool = False):
+                name: str, native: bool = False, dynamic: dict[str, int] | None = None):
     """The ov.Model holding one ``op`` (OpenVINO's op name, ``LSTMCell-1``), and its outputs
     [(OpenVINO output name, canonical name)]: the ``feeds`` (by canonical name) as Parameters of their
-    own shapes, ``constants`` (W, R, B and, for LSTMCell-1 only, P) as Constants (``native``: see
-    :func:`_make_op`). Raises :class:`BuildError` with OpenVINO's own message where its builders
-    refuse the op."""
+    own shapes (with ``dynamic``'s batch and sequence sizes as -1), ``constants`` (W, R, B and, for
+    LSTMCell-1 only, P) as Constants; a weight in ``feeds`` instead is a Parameter (``weights=inputs``).
+    ``native``: see :func:`_make_op`. Raises :class:`BuildError` with OpenVINO's own message where
+    its builders refuse the op."""
     import openvino as ov
     from openvino.exceptions import OVError
 
@@ -113,12 +140,14 @@ def build_model(op: str, case_op: str, form: str, dtype: str, wanted, feeds: dic
     params = {}
     for feed, arr in feeds.items():
         et = ov.Type.i32 if feed == "sequence_lens" else element
-        p = ov.opset1.parameter(list(arr.shape), et, name=FEED_NAMES[feed])
-        p.output(0).get_tensor().set_names({FEED_NAMES[feed]})
+        fed = FEED_NAMES.get(feed, feed)
+        shape = tuple(getattr(arr, "shape", arr))  # an array, or its shape (a recipe's)
+        p = ov.opset1.parameter(ov.PartialShape(_partial_shape(feed, shape, form, dynamic)), et, name=fed)
+        p.output(0).get_tensor().set_names({fed})
         params[feed] = p
     try:
-        w, r, b = (_constant(ov, constants[k], dtype) for k in ("W", "R", "B"))
-        p = _constant(ov, constants["P"], dtype) if "P" in constants else None
+        w, r, b = (params[k] if k in params else _constant(ov, constants[k], dtype) for k in ("W", "R", "B"))
+        p = params["P"] if "P" in params else _constant(ov, constants["P"], dtype) if "P" in constants else None
         node = _make_op(ov, op, params, w, r, b, attrs, p, native)
     except (RuntimeError, TypeError, ValueError, OVError) as exc:  # OpenVINO's validation or bindings
         raise BuildError(f"{type(exc).__name__}: {_first_line(exc)}") from None
@@ -137,7 +166,8 @@ def build_model(op: str, case_op: str, form: str, dtype: str, wanted, feeds: dic
         res.set_friendly_name(canonical)
         results.append(res)
         outputs.append((ov_name, canonical))
-    return ov.Model(results, list(params.values()), name), outputs
+    return ov.Model(results, [v for k, v in params.items() if k not in WEIGHT_FEEDS]
+                    + [params[k] for k in WEIGHT_FEEDS if k in params], name), outputs
 
 
 def _make_op(ov, op: str, params: dict, w, r, b, attrs: dict, p=None, native: bool = False):

@@ -24,8 +24,8 @@ import numpy as np
 
 from conformance.case.model import Case
 from conformance.case.vocabulary import OUTPUTS
-from conformance.specs.openvino import OpenVINOSpec, write_refusal
-from conformance.specs.openvino.build import _attributes, _transforms
+from conformance.specs.openvino import OpenVINOSpec, fed_weights, write_refusal
+from conformance.specs.openvino.build import _attributes, _transforms, dynamic_sizes
 from conformance.specs.openvino.expressible import _peephole_reason
 from conformance.specs.openvino.inputs import _inputs
 from conformance.specs.openvino.vocabulary import (
@@ -67,27 +67,32 @@ class OpenVINOMemorySpec(OpenVINOSpec):
         program.files["model"] = str(recipe)
         program.files["constants"] = str(constants)
 
-    def translate(self, case: Case) -> Program | NotExpressible:
+    def translate(self, case: Case, form: dict | None = None) -> Program | NotExpressible:
         started = self._start(case)
         if isinstance(started, NotExpressible):
             return started
         op, notes, refused = started
         if refused is not None:
             return refused
-        inputs = _inputs(op, case, notes, peepholes=True)
+        form = form or {}
+        inputs = fed_weights(_inputs(op, case, notes, peepholes=True), form, notes)
         attrs = _attributes(op, case, notes)
         wanted = list(case.outputs or OUTPUTS[case.op])
         names = CELL_OUTPUTS if case.form == "cell" else SEQUENCE_OUTPUTS
         outputs = [(names[c], c) for c in OUTPUTS[case.op] if c in wanted]
         recipe = {"op": op, "case_op": case.op, "form": case.form, "dtype": case.dtype, "wanted": wanted,
-                  "attrs": attrs, "name": case.id, "constants": f"{self.name}.npz"}
+                  "attrs": attrs, "name": case.id, "constants": f"{self.name}.npz",
+                  "dynamic": dynamic_sizes(case) if form.get("shape") == "dynamic" else None,
+                  "shapes": {k: list(v.shape) for k, v in inputs["feeds"].items()}}
+        if recipe["dynamic"]:
+            notes.append("shape=dynamic: the batch and sequence dimensions of the Parameters built as -1")
         notes.append(f"{op} built in memory with OpenVINO's Python builders in the runtime's process and "
                      f"compiled directly (no IR written or read)")
         if op == "LSTMSequence-1":
             notes.append("LSTMSequence-1 asked of opset1's own table (NodeFactory('opset1')), as code building "
                          "the model would")
         constants = {k: inputs[k] for k in ("W", "R", "B", "P") if k in inputs}
-        feeds = {FEED_NAMES[k]: v for k, v in inputs["feeds"].items()}
+        feeds = {FEED_NAMES.get(k, k): v for k, v in inputs["feeds"].items()}
         return Program(spec=self.name, format=self.format, model=json.dumps(recipe, indent=1).encode(),
                        feeds=feeds, outputs=outputs, notes=notes, extra={"constants": constants, "op": op},
                        transforms=_transforms(case, wanted))

@@ -1,0 +1,215 @@
+"""Whether the gate excuses each divergence for the defect its expectation names.
+
+The gate (:mod:`conformance.gate`) matches an expectations entry by the pair's case, target,
+features and configuration; the ablation (:mod:`conformance.run.ablation`) then names each failing
+group's cause, a set of features ("fails whenever clip is set"). After the ablation, a run judges
+its pairs again with each pair's cause: where several entries cover a pair, the one whose features
+name the cause excuses it (:meth:`conformance.gate.Expectations.match`). What is left is audited:
+
+- **off cause**: an entry named by features excuses a cluster whose cause is none of its features
+  (an entry about the peephole input P excusing "fails whenever input_forget is 1"): the entry is
+  broader than its defect, and a new bug of the same runtime hides behind it. One warning per
+  entry and cluster, with the count of pairs.
+- **broad**: an entry whose features also cover pairs that pass, with the counts (an entry for
+  "reverse" that covers 89 passing bidirectional pairs names a class wider than the defect).
+- **stale**: an entry that covers pairs in this selection, none of them failing: it can go.
+- **unmatched**: an entry whose targets ran, in a version it names, and that covers no pair: a
+  warning in a run of a whole corpus (a typo, or a stale entry), a note for an entry named by a
+  configuration this machine's targets do not compute in.
+- **idle**: an entry that covers no pair of this selection (a ``-k`` or path slice of the corpus,
+  another runtime, another version): nothing to say, and not a warning; counted only.
+
+docs/architecture.md ("The gate") states the rules; tests/test_gate_audit.py tests them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from conformance.case.features import FEATURES
+from conformance.compare.verdicts import FAILING
+from conformance.gate import CONFIGURATION, Entry, Expectations, classify
+
+
+def cause_tokens(names, tokens) -> frozenset[str]:
+    """The feature tokens of a cause: the cluster's feature names (``clip``, ``peepholes``,
+    ``direction``, ``configuration``, ...) as the tokens a case of it has (``clip``, ``P``,
+    ``reverse``, ...; a prefix such as ``act=`` stands for the case's own ``act=Elu``)."""
+    names = set(names or ())
+    keys = [k for f in FEATURES if f.name in names for k in f.tokens]
+    out = {t for t in tokens or () if any(t == k or (k.endswith("=") and t.startswith(k)) for k in keys)}
+    if CONFIGURATION in names:
+        out.add(CONFIGURATION)
+    return frozenset(out)
+
+
+def _shape(tokens) -> frozenset[str]:
+    """Tokens up to their values (``act=Elu`` and ``act=Relu`` are one feature)."""
+    return frozenset(t.split("=", 1)[0] + "=" if "=" in t else t for t in tokens)
+
+
+def cause_of(cluster: dict, record: dict, features_of: dict) -> frozenset[str] | None:
+    """The cause tokens of ``record`` in ``cluster``: the tokens of the cluster's named features the
+    record has, where they are those of a case the ablation took apart (the ablation names a group's
+    cause from its first case; a pair of the group that has other features, a bidirectional one in a
+    group explained by "the direction is reverse", is not said to have it). None: no named cause."""
+    names = set(cluster.get("features") or ())
+    if not names:
+        return None
+    mine = set(cause_tokens(names, record.get("features")))
+    if "direction" in names and "bidirectional" in (record.get("features") or ()):
+        mine.add("bidirectional")
+    if not mine:
+        return None
+    reps = {str(a.get("case", "")).split("~", 1)[0] for a in cluster.get("ablations") or ()}
+    shapes = []
+    for rep in reps:
+        if rep in features_of:
+            tokens = set(cause_tokens(names, features_of[rep]))
+            if "direction" in names and "bidirectional" in features_of[rep]:
+                tokens.add("bidirectional")
+            shapes.append(_shape(tokens))
+    if shapes and _shape(mine) not in shapes:
+        return None
+    return frozenset(mine)
+
+
+def causes_by_pair(clusters) -> dict:
+    """(case, target) -> the cluster it belongs to."""
+    out: dict = {}
+    for c in clusters or ():
+        for target, ids in (c.get("cases_by_target") or {}).items():
+            for case in ids:
+                out.setdefault((case, target), c)
+    return out
+
+
+def regate(records: list[dict], expectations: Expectations | None, baseline, clusters) -> list[dict]:
+    """The records with their gate fields judged anew, each with its cluster's cause where the
+    ablation named one (the entry naming it preferred)."""
+    if expectations is None and baseline is None:
+        return list(records)
+    cluster_of = causes_by_pair(clusters)
+    features_of = {r["case"]: r.get("features") or () for r in records}
+    out = []
+    for r in records:
+        c = cluster_of.get((r["case"], r["target"]))
+        cause = cause_of(c, r, features_of) if c else None
+        out.append(dict(r, **classify(r, expectations, baseline, cause)))
+    return out
+
+
+@dataclass
+class Audit:
+    #: (entry, cluster cause, pairs): an entry excusing a cluster whose cause it does not name
+    off_cause: list = field(default_factory=list)
+    #: (entry, passing pairs it covers, failing pairs it excuses)
+    broad: list = field(default_factory=list)
+    #: (entry, pairs it covers here, all passing)
+    stale: list = field(default_factory=list)
+    #: entries that cover no pair at all, though their targets ran in a version they name: a typo or
+    #: a stale entry, where the selection is the whole corpus (in a slice, idle like the rest)
+    unmatched: list = field(default_factory=list)
+    #: entries with no pair in this selection (another runtime's, another version's, a slice's)
+    idle: int = 0
+
+    def lines(self, sliced: bool = False, each: bool = False) -> list[tuple[str, str]]:
+        """(level, text) per finding, each entry once: ``warning`` or ``note``. In a slice (-k, case
+        paths) a stale entry is a note: the slice may have left its failing pairs out. The broad
+        entries are one line (the widest three named) unless ``each``."""
+        out = []
+        for entry, cause, n in self.off_cause:
+            out.append(("warning", f"expectation at {entry.where} ({entry.reason[:80]}) excuses {n} pair"
+                                   f"{'s' if n != 1 else ''} whose cause is not among its features: {cause}"))
+        for entry in self.unmatched if not sliced else ():
+            if entry.config:   # a configuration this machine's targets may simply not have
+                out.append(("note", f"expectation at {entry.where} covers nothing here: no failing pair ran in its "
+                                    f"configuration ({entry.config_text}) on this machine"))
+            else:
+                out.append(("warning", f"expectation at {entry.where} matches nothing ({entry.reason[:80]})"))
+        for entry, n in self.stale:
+            out.append(("note" if sliced else "warning",
+                        f"expectation at {entry.where} covers {n} pair{'s' if n != 1 else ''} here and none fails"
+                        f"{' in this selection' if sliced else ': it can go'} ({entry.reason[:80]})"))
+        broad = sorted(self.broad, key=lambda b: (-b[1] / max(b[2], 1), str(b[0].where)))
+        if broad and not each:
+            widest = "; ".join(f"{e.where} covers {p} passing beside {f} failing" for e, p, f in broad[:3])
+            out.append(("note", f"{len(broad)} expectation{'s' if len(broad) != 1 else ''} also cover passing pairs: "
+                                f"their features name a wider class than their defect (the widest: {widest}; "
+                                f"--verbose lists each, run.json's gate_audit has them)"))
+        for entry, passing, failing in broad if each else ():
+            out.append(("note", f"expectation at {entry.where} also covers {passing} passing pair"
+                                f"{'s' if passing != 1 else ''} beside the {failing} failing one"
+                                f"{'s' if failing != 1 else ''} it excuses: its features name a wider class "
+                                f"than its defect"))
+        return out
+
+    def to_json(self) -> dict:
+        return {"off_cause": [{"where": str(e.where), "reason": e.reason, "cause": c, "pairs": n}
+                              for e, c, n in self.off_cause],
+                "broad": [{"where": str(e.where), "reason": e.reason, "passing": p, "failing": f}
+                          for e, p, f in self.broad],
+                "stale": [{"where": str(e.where), "reason": e.reason, "pairs": n} for e, n in self.stale],
+                "unmatched": [{"where": str(e.where), "reason": e.reason} for e in self.unmatched],
+                "idle": self.idle}
+
+
+def audit(records: list[dict], expectations: Expectations | None, clusters=None) -> Audit:
+    """The audit of the gate's entries over the judged ``records`` (see the module's docstring):
+    the pairs of this selection only, so an entry for what did not run is idle, not stale; one
+    whose targets ran (in a version it names) and that covers nothing is ``unmatched``."""
+    result = Audit()
+    if expectations is None:
+        return result
+    cluster_of = causes_by_pair(clusters)
+    off: Counter = Counter()
+    excused: Counter = Counter()
+    by_where = {str(e.where): e for e in expectations.entries}
+    for r in records:
+        entry = r.get("expected") or {}
+        if r.get("gate") != "expected":
+            continue
+        excused[entry.get("where")] += 1
+        if entry.get("names_cause") is False:
+            c = cluster_of.get((r["case"], r["target"])) or {}
+            off[(entry.get("where"), str(c.get("cause", "")))] += 1
+    result.off_cause = [(by_where[w], cause, n) for (w, cause), n in sorted(off.items()) if w in by_where]
+    covered: defaultdict = defaultdict(Counter)   # entry -> verdict class -> pairs it covers, any verdict
+    by_target: defaultdict = defaultdict(list)
+    for r in records:
+        by_target[r["target"]].append(r)
+    for entry in expectations.entries:
+        if entry.tolerance is not None:
+            continue
+        for target, recs in by_target.items():
+            if not any(p.match(target) for p in entry.targets):
+                continue
+            for r in recs:
+                if _covers_any_verdict(entry, r):
+                    covered[id(entry)]["failing" if r["verdict"] in FAILING else r["verdict"]] += 1
+    ran = {id(e) for e in expectations.unused({r["target"] for r in records})}   # their targets ran
+    for entry in expectations.entries:
+        if entry.tolerance is not None:
+            continue
+        seen = covered.get(id(entry), Counter())
+        n = excused.get(str(entry.where), 0)
+        if n == 0:
+            if sum(seen.values()) and not seen.get("failing"):
+                result.stale.append((entry, sum(seen.values())))
+            elif not sum(seen.values()) and id(entry) in ran:
+                result.unmatched.append(entry)
+            else:   # nothing of its class ran here, or another entry excused what it covers
+                result.idle += 1
+        elif entry.features and not entry.config and seen.get("pass"):
+            result.broad.append((entry, seen["pass"], n))
+    return result
+
+
+def _covers_any_verdict(entry: Entry, record: dict) -> bool:
+    """Whether the entry's cases, features, configuration and versions cover the record, whatever
+    its verdict (``within`` is a verdict's condition, and left out)."""
+    return (any(p.match(record["case"]) for p in entry.cases)
+            and entry.has_features(record.get("features"))
+            and entry.has_config(record.get("effective"))
+            and (entry.specifiers is None or entry.applies_to_version(record.get("runtime_version"))))

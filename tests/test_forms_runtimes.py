@@ -1,0 +1,112 @@
+"""The execution forms end to end, through the real CLI: each test double of tests/forms_doubles.py is
+caught by the form or relation meant for it while its fresh, static, constant twin passes; the real
+runtimes in their forms; the path a pair took; a pair that fell back to another provider.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+
+import pytest
+
+from conformance.run import read_results
+from tests.conftest import ROOT, conformance
+
+#: select every configuration of a plugin: naming session=... also runs the sliced forms on every case
+EVERY_FORM = ("--config", "session=reused", "--config", "session=fresh")
+
+
+def _run(tmp_path, double: str, cases: str, *extra: str, check=None) -> dict:
+    import tests.forms_doubles as doubles
+    out = tmp_path / double
+    proc = conformance("run", cases, "--runtime-plugin", f"tests.forms_doubles:{double}", "--no-entry-points",
+                       "--runtime", getattr(doubles, double).name, "--artifacts", "full",
+                       "--spec", "onnx-14", "--out", out, "--no-ablation", "--jobs", "2", *EVERY_FORM, *extra)
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    if check is not None:
+        assert proc.returncode == check, proc.stdout + proc.stderr
+    by_config: dict = defaultdict(Counter)
+    for r in read_results(out / "results.jsonl"):
+        by_config[r["config"]][r["verdict"]] += 1
+    return by_config
+
+
+def _only(counter: Counter, verdicts: set) -> bool:
+    return bool(counter) and set(counter) <= verdicts
+
+
+@pytest.mark.parametrize(("double", "cases", "form", "caught"), [
+    ("IgnoresFedWeights", "cases/gru/basic.yaml", "weights=inputs", "fail"),
+    ("LeaksState", "cases/gru/basic.yaml", "shape=dynamic/session=reused", "state-leak"),
+    ("ShapeSpecialized", "cases/lstm/basic.yaml", "shape=dynamic", "fail"),
+    ("BatchSliceBreaker", "cases/gru/basic.yaml", "relations=on", "inconsistent"),
+])
+def test_each_double_is_caught_by_its_form_and_its_plain_twin_passes(tmp_path, double, cases, form, caught):
+    found = _run(tmp_path, double, cases)
+    assert _only(found["default"], {"pass"}), found["default"]
+    assert found[form][caught] > 0, dict(found)
+
+
+def test_the_correct_double_passes_every_form(tmp_path):
+    found = _run(tmp_path, "FormsNumpy", "cases/gru/sequence_lens.yaml", check=0)
+    assert set(found) == {"default", "shape=dynamic", "weights=inputs", "shape=dynamic/session=reused", "threads=4",
+                          "relations=on"}
+    for config, counts in found.items():
+        assert _only(counts, {"pass", "unspecified"}), (config, counts)
+
+
+def test_a_pair_that_fell_back_is_not_the_targets_verdict(tmp_path):
+    out = tmp_path / "fallback"
+    proc = conformance("run", "cases/gru/basic.yaml", "-k", "forward", "--runtime-plugin", "tests.plugins:FallsBack",
+                       "--runtime", "pretend-accelerator", "--no-entry-points", "--spec", "onnx-14", "--out", out,
+                       "--no-ablation", "--artifacts", "full")
+    records = read_results(out / "results.jsonl")
+    assert records and all(r["verdict"] == "fail" for r in records)  # its outputs are wrong ...
+    assert all(r["gate"] == "fallback" and "CPUExecutionProvider" in r["fallback"] for r in records)
+    assert proc.returncode == 0, proc.stdout + proc.stderr              # ... but not this target's
+    assert "fallback" in proc.stdout
+
+
+def test_onnxruntime_takes_every_form_and_names_its_provider(tmp_path):
+    out = tmp_path / "ort"
+    conformance("run", "cases/lstm/sequence_lens.yaml", "--runtime", "onnxruntime", "--spec", "onnx-14",
+                "--out", out, "--no-ablation", "--jobs", "2", "--artifacts", "full", *EVERY_FORM, check=0)
+    records = read_results(out / "results.jsonl")
+    configs = Counter(r["config"] for r in records)
+    assert set(configs) == {"default", "shape=dynamic", "weights=inputs", "shape=dynamic/session=reused", "threads=4",
+                            "relations=on"}
+    leaks = [r for r in records if r["verdict"] in ("state-leak", "inconsistent")]
+    assert not leaks, leaks[0]["message"]
+    full = read_results(out / "results.jsonl")
+    assert any("CPU" in " ".join(r.get("path", {}).get("nodes", [])) for r in full if r.get("path"))
+
+
+def test_openvino_dynamic_shapes_and_the_cause_names_the_form_and_paths(tmp_path):
+    """OpenVINO's CPU plugin on the pinned release: a dynamic recurrent sequence runs as RNNSeq, which
+    ignores sequence lengths (docs/forms.md); the static one runs as TensorIterator and is right."""
+    pytest.importorskip("openvino", reason="OpenVINO is not installed here")
+    out = tmp_path / "ov"
+    conformance("run", "cases/gru/sequence_lens.yaml", "-k", "direction=forward and initial_h=random",
+                "--runtime", "openvino", "--spec", "openvino-opset5", "--config", "precision=pinned",
+                "--out", out, "--jobs", "2", "--ablation-time", "120", "--artifacts", "full")
+    records = {(r["case"], r["config"]): r for r in read_results(out / "results.jsonl")}
+    dynamic = [r for (case, config), r in records.items() if config == "precision=pinned/shape=dynamic"]
+    static = [r for (case, config), r in records.items() if config == "precision=pinned"]
+    assert static and all(r["verdict"] == "pass" for r in static)
+    failing = [r for r in dynamic if r["verdict"] == "fail"]
+    assert failing and all("RNNSeq" in " ".join(r["path"]["layers"]) for r in failing)
+    clusters = json.loads((out / "clusters.json").read_text())
+    causes = [c["cause"] for c in clusters if any("shape=dynamic" in t for t in c["targets"])]
+    assert any("with shape=dynamic, where it runs as RNNSeq" in c and "passes with shape=static, where it runs as "
+               "TensorIterator" in c for c in causes), causes
+
+
+def test_list_targets_shows_and_selects_the_forms():
+    proc = conformance("list", "--targets", "--config", "shape=dynamic", check=0)
+    ids = [line.split("\t")[0] for line in proc.stdout.splitlines() if "@" in line]
+    assert ids and all("/shape=dynamic" in i for i in ids)
+    assert any(i.startswith("onnxruntime") and "session=reused" in i for i in ids)
+    forms = {line.split(":")[0]: line for line in proc.stdout.splitlines() if line.startswith("forms ")}
+    assert any("onnxruntime" in k and "shape=dynamic" in v and "session=reused" in v for k, v in forms.items())
+    assert (ROOT / "docs" / "forms.md").exists()
