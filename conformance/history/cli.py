@@ -24,6 +24,8 @@ from rich.console import Console
 
 from conformance.history.versions import EXTRA, PYPI, VersionSpecError, available, outside, parse
 
+#: the targets a history runs without --config: each release's plain targets (docs/history.md)
+DEFAULT_CONFIGS = ("forms=default",)
 #: the ops in the order a feature class's file is taken from: the LSTM has the most features
 OPS_BY_REACH = ("lstm", "gru", "rnn")
 
@@ -88,9 +90,14 @@ def representative(root: Path = Path("cases"), limits=None) -> list[Path]:
                    "(on each release) and of every class at its ends (the clean release before it shows, the "
                    "one that fixes it): a case that passes in one run of a release and fails in another marks "
                    "that release unstable for its class (0: off).")
+@click.option("--config", "configs", multiple=True, metavar="KEY=VALUE",
+              help="Only each release's targets in this configuration (repeatable: any of them), as `conformance "
+                   "run --config` selects them; an execution form (shape=dynamic, weights=inputs, session=reused, "
+                   "threads=4, relations=on; docs/forms.md) runs in the release itself. Default: forms=default "
+                   "(the plain targets).")
 @click.option("--index-url", default=PYPI, show_default=True, help="The package index's JSON API.")
 def history_command(selections, case_paths, full, expr, spec_filter, limit, out_dir, jobs, timeout, expectation_paths,
-                    fresh, retry, allow_unsupported, ablation, bisect_rounds, repeats, index_url):
+                    fresh, retry, allow_unsupported, ablation, bisect_rounds, repeats, configs, index_url):
     """Run the corpus on every release SELECTIONS name and merge the runs: OUT/history.html shows for
     each divergence the first and last release it affects and the release that fixed it, for each
     spec version and op the releases that accept it, a timeline of verdicts per runtime and a strip
@@ -108,9 +115,12 @@ def history_command(selections, case_paths, full, expr, spec_filter, limit, out_
     from conformance.history.repeats import run_repeats
     from conformance.report.history_terminal import print_history
     from conformance.run import SelectError, compile_expression
-    from conformance.selection import specs_by_format
+    from conformance.selection import parse_config, specs_by_format
 
     console = Console(stderr=False)
+    configs = tuple(configs) or DEFAULT_CONFIGS
+    for value in configs:
+        parse_config(value)  # a malformed value fails before any release is installed
     try:
         chosen = [parse(s) for s in selections]
         select = compile_expression(expr)
@@ -134,11 +144,12 @@ def history_command(selections, case_paths, full, expr, spec_filter, limit, out_
     started = datetime.datetime.now(datetime.UTC).isoformat()
     run = functools.partial(run_releases, console, cases=cases, load_errors=load_errors, formats=formats,
                             out_dir=out_dir, jobs=jobs, timeout=timeout, expectations=expectations, fresh=fresh,
-                            retry=retry, ablation=ablation, unsupported=unsupported)
+                            retry=retry, ablation=ablation, unsupported=unsupported, configs=configs)
     envs, timings = run(releases)
     for round_ in range(bisect_rounds + 1):
         if repeats:  # before bisecting: an unstable pair is no change to narrow
-            run_repeats(console, envs, _model(envs, expectations), cases, formats, jobs, timeout, repeats)
+            run_repeats(console, envs, _model(envs, expectations), cases, formats, jobs, timeout, repeats,
+                            configs)
         between = gaps(envs, expectations, every) if round_ < bisect_rounds else []
         if not between:
             break
@@ -191,14 +202,15 @@ def choose_releases(console, chosen, limit, bisect_rounds, index_url, allow_unsu
 
 
 def run_releases(console, releases, cases, load_errors, formats, out_dir, jobs, timeout, expectations, fresh,
-                 retry, ablation, make_env=None, unsupported=()):
+                 retry, ablation, make_env=None, unsupported=(), configs=DEFAULT_CONFIGS):
     """Each release's environment (``make_env(package, version, retry, log)``, by default
     :func:`.environments.ensure`), checked (:func:`.targets.discover`: a broken one is listed with
-    the reason and not run), its targets and run; ([environment facts], {release: seconds})."""
-    from conformance.cli import _execute
+    the reason and not run), its targets in ``configs`` (``--config``) and run; ([environment
+    facts], {release: seconds})."""
+    from conformance.cli import _execute, form_slice
     from conformance.gate import classify
     from conformance.history.environments import ensure
-    from conformance.history.targets import discover
+    from conformance.history.targets import discover, in_configs
     from conformance.run import Options
     from conformance.run.files import OutLock
 
@@ -213,7 +225,7 @@ def run_releases(console, releases, cases, load_errors, formats, out_dir, jobs, 
             facts["supported"] = False
         if not env.error:
             found = discover(env, formats)
-            targets, skipped = found.targets, found.skipped
+            (targets, unselected), skipped = in_configs(found.targets, configs), found.skipped
             facts["targets"] = [t.id for t in targets]
             facts["gates"] = {t.id: t.gates for t in targets if t.gates}
             facts["skipped"] = [s.__dict__ for s in skipped]
@@ -221,7 +233,7 @@ def run_releases(console, releases, cases, load_errors, formats, out_dir, jobs, 
             if found.broken:
                 env.error, facts["state"] = found.broken, "broken"
             elif not targets:
-                env.error = "no targets: " + "; ".join(f"{s.runtime}: {s.reason}" for s in skipped)[:600]
+                env.error = "no targets: " + (unselected or "; ".join(f"{s.runtime}: {s.reason}" for s in skipped))[:600]
         if env.error:
             facts["error"] = env.error
             facts["state"] = facts.get("state") if facts.get("state") not in (None, "ready") else "unavailable"
@@ -230,6 +242,7 @@ def run_releases(console, releases, cases, load_errors, formats, out_dir, jobs, 
         else:
             run_dir = Path(out_dir) / "runs" / env.name
             options = Options(out_dir=run_dir, jobs=jobs, timeout=timeout)
+            options.slice_ids = form_slice(cases, targets, configs)   # the sliced forms' cases, as `run` has them
             console.print(f"{package} {version}: {len(targets)} targets, {len(cases)} cases -> {run_dir}",
                           highlight=False)
             if fresh:  # repeats of an earlier run do not speak for this one

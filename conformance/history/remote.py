@@ -86,6 +86,8 @@ def serve(path: str, kwargs_json: str) -> None:
                 feeds = {k: unpack(v) for k, v in request["feeds"].items()}
                 outputs = runtime.run(request["model"], feeds)
                 answer = {"status": "ok", "value": [pack(o) for o in outputs]}
+            elif request["op"] == "plan":
+                answer = {"status": "ok", "value": run_plan(runtime, request["plan"])}
             else:  # effective, describe, artefacts: plain data
                 method = getattr(runtime, request["op"], None)
                 answer = {"status": "ok", "value": method() if callable(method) else None}
@@ -93,6 +95,27 @@ def serve(path: str, kwargs_json: str) -> None:
             answer = _error(exc)
         pickle.dump(answer, out, protocol=PROTOCOL)
         out.flush()
+
+
+def plan_request(plan) -> dict:
+    """A plan (conformance/run/plans.py ``Plan``) as plain values: its inputs' arrays as .npy bytes."""
+    return {"programs": [bytes(p) if not isinstance(p, str) else p for p in plan.programs],
+            "inputs": [{k: pack(v) for k, v in feeds.items()} for feeds in plan.inputs],
+            "steps": [list(step) for step in plan.steps], "notes": list(plan.notes)}
+
+
+def run_plan(runtime, request: dict) -> dict:
+    """A pair's plan of calls (:func:`plan_request`) run here as a worker runs it
+    (conformance/run/plans.py ``execute``: one ``load`` reused, threads at once, a chain), so the
+    execution forms reach the release itself; its answer as plain values."""
+    from conformance.run.plans import Plan, execute
+    from conformance.run.serve import _as_arrays, _effective
+    plan = Plan(list(request["programs"]), [{k: unpack(v) for k, v in feeds.items()} for feeds in request["inputs"]],
+                [tuple(step) for step in request["steps"]], list(request["notes"]))
+    done = execute(runtime, plan, _as_arrays, _effective)
+    return {"calls": [(status, None if outputs is None else [pack(o) for o in outputs], error)
+                      for status, outputs, error in done.calls],
+            "loaded_by": done.loaded_by, "effective": done.effective}
 
 
 def targets(request: dict) -> dict:
@@ -103,6 +126,7 @@ def targets(request: dict) -> dict:
     of the op)."""
     from conformance.runtimes import builtin_targets
     found, skipped = [], []
+    probed: dict = {}   # targets that build the same runtime (a plain target and its execution forms) probe once
     for module in request["modules"]:
         try:
             got, gaps = builtin_targets(module, request["specs_by_format"])
@@ -112,7 +136,10 @@ def targets(request: dict) -> dict:
         skipped += [[s.runtime, s.reason] for s in gaps]
         for t in got:
             entry = t.to_json()
-            probe = _probe(t, request.get("probes", {}).get(t.spec, {}))
+            key = (t.ref.path, repr(t.ref.kwargs), t.spec)
+            if key not in probed:
+                probed[key] = _probe(t, request.get("probes", {}).get(t.spec, {}))
+            probe = probed[key]
             entry.update(ref_path=t.ref.path, ref_kwargs=[list(kv) for kv in t.ref.kwargs], family=t.family,
                          batch=t.batch, probe=probe,
                          gates={op: o["why"] for op, o in probe.items()

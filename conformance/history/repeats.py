@@ -74,12 +74,13 @@ def suspects(model: dict | None) -> dict[tuple[str, str], set[str]]:
     return found
 
 
-def run_repeats(console, envs: list, model: dict | None, cases, formats, jobs, timeout, times: int) -> None:
-    """Run the cases :func:`suspects` names ``times`` more times on their releases
-    (``RUN/repeat-K/``, resumed: a pair already repeated is not run again)."""
-    from conformance.cli import _execute
+def run_repeats(console, envs: list, model: dict | None, cases, formats, jobs, timeout, times: int,
+                configs=("forms=default",)) -> None:
+    """Run the cases :func:`suspects` names ``times`` more times on their releases, on the targets
+    of ``configs`` (``RUN/repeat-K/``, resumed: a pair already repeated is not run again)."""
+    from conformance.cli import _execute, form_slice
     from conformance.history.environments import Env
-    from conformance.history.targets import env_targets
+    from conformance.history.targets import env_targets, in_configs
     from conformance.run import Options
     from conformance.run.files import OutLock
 
@@ -92,12 +93,15 @@ def run_repeats(console, envs: list, model: dict | None, cases, formats, jobs, t
         release = Env(env["package"], env["version"], Path(env["python"]).parent.parent, python=env["python"],
                       modules=tuple(env.get("modules") or ()))
         targets, skipped = env_targets(release, formats)
+        targets = in_configs(targets, configs)[0]
         if not chosen or not targets:
             continue
         console.print(f"{env['package']} {env['version']}: {len(chosen)} cases of classes that change there or "
                       f"come back, {times} more time{'s' if times != 1 else ''}", highlight=False)
         for k in range(1, times + 1):
             folder = Path(env["run"]) / f"repeat-{k}"
+            options = Options(out_dir=folder, jobs=jobs, timeout=timeout)
+            options.slice_ids = form_slice(cases, targets, configs)
             with OutLock(folder):
-                _execute(console, chosen, [], targets, skipped, Options(out_dir=folder, jobs=jobs, timeout=timeout),
-                         False, None, None, None, False, 0, 0.0, None, True)
+                _execute(console, chosen, [], targets, skipped, options, False, None, None, None, False, 0, 0.0, None,
+                         True)

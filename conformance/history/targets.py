@@ -16,6 +16,11 @@ imports, prints it, exits 0, and every call crashes), or when every probe of eve
 A broken release is listed with the reason and never run. A target whose probe cannot even import
 what the suite's adapter needs there is left out, with the reason (a skipped runtime); when no
 target is left, the environment is broken.
+
+The adapters' targets include their execution forms (conformance/runtimes/forms.py: ``shape=dynamic``
+and the others), each with the forms its runtime takes; a form's plan of calls runs whole in the
+release's interpreter (:meth:`.proxy.EnvRuntime.run_plan`). A form's target builds the runtime its
+plain target builds, so it is probed once, and the support timelines are the plain targets'.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from conformance.history.remote import PROTOCOL, pack
 from conformance.history.versions import PACKAGES
 from conformance.runtimes import Skipped
 from conformance.runtimes.base import RuntimeRef, Target
+from conformance.runtimes.forms import asked
 
 #: seconds the environment may take to import its runtime and list its targets
 DISCOVERY_TIMEOUT = 600
@@ -151,11 +157,14 @@ def _discover(env: Env, specs_by_format: dict, timeout: float, folder: str) -> D
         targets.append(Target(t["runtime"], t["version"], t["device"], t["config"], t["spec"], ref,
                               format=t["format"], description=f"{t['description']} (environment {env.folder})",
                               precision=t.get("precision", ""), configuration=t.get("configuration", {}),
-                              family=t.get("family", ""), gates=t.get("gates", {})))  # the proxy takes one program per call
+                              family=t.get("family", ""), gates=t.get("gates", {}),
+                              forms=t.get("forms", {})))  # the proxy takes one program per call, or one plan
     skipped += [Skipped(f"{env.name} {name}", reason) for name, reason in answer["skipped"]]
     kept = {t.id for t in targets}
+    # the plain targets' probes: an execution form's target builds the same runtime and ran the same probes
     support = [{"target": t["id"], "spec": t["spec"], "op": op, "state": o["state"], "why": o["why"]}
-               for t in answer["targets"] if t["id"] in kept for op, o in (t.get("probe") or {}).items()]
+               for t in answer["targets"] if t["id"] in kept and not asked(t["config"])
+               for op, o in (t.get("probe") or {}).items()]
     if answer["targets"] and not targets:
         return Discovery(skipped=skipped, broken="broken: the suite's adapters cannot run there: "
                                                  + "; ".join(s.reason for s in skipped)[:600])
@@ -164,3 +173,16 @@ def _discover(env: Env, specs_by_format: dict, timeout: float, folder: str) -> D
                          broken=f"broken: every probe crashed ({len(support)} minimal programs on "
                                 f"{len(targets)} targets; {support[0]['why']})")
     return Discovery(targets, skipped, support)
+
+
+def in_configs(targets: list, configs) -> tuple[list, str]:
+    """(the targets of ``targets`` in one of ``configs``, as ``--config`` selects them; why none is,
+    or ""): a history's ``--config`` (default ``forms=default``, the plain targets) applied to each
+    release's targets."""
+    from conformance.selection import NoMatch, narrow
+    if not configs or not targets:
+        return list(targets), ""
+    try:
+        return narrow(targets, configs=configs)[0], ""
+    except NoMatch as exc:
+        return [], " ".join(str(exc).split())
