@@ -13,6 +13,8 @@ with ``onnx.reference`` and differ on purpose (:data:`BEHAVIOURS`):
 - 2.5 gets a bidirectional RNN wrong in alternating ways: wrong numbers in one run, a crash in the
   next (stale memory that is sometimes garbage, sometimes a bad pointer); it fails every time;
 - 2.7 gets a bidirectional RNN wrong in one run and right in the next (unstable);
+- 2.1, 2.3 and 2.4 also take ``shape=dynamic`` (a ``load`` whose model runs at several shapes): 2.3's
+  loaded model gets every call after its first wrong (negated), 2.1 and 2.4 compute everything right;
 - 3.0 refuses layout 1 again (a regression), computes bidirectional right again (fixed), and dies
   by SIGSEGV on a forward RNN in layout 0 (a crash costs that pair only).
 
@@ -36,7 +38,10 @@ BEHAVIOURS = {
     "0.9": {"import_systemerror", "crash_all"},
     "1.0": {"no_opset22", "no_layout1"},
     "2.0": {"negate_bidirectional"},
+    "2.1": {"forms"},
     "2.2": set(),
+    "2.3": {"forms", "dynamic_later_calls_wrong"},
+    "2.4": {"forms"},
     "2.5": {"alternate_crash_bidirectional"},
     "2.7": {"alternate_pass_bidirectional"},
     "3.0": {"no_layout1", "crash_forward_rnn"},
@@ -118,10 +123,30 @@ class Double:
         return outputs
 
 
+    def load(self, model):
+        return _Loaded(self, model)
+
+
+class _Loaded:
+    """A model loaded once and run at the shapes its symbolic dimensions admit."""
+
+    def __init__(self, runtime, model):
+        self.runtime, self.model, self.calls = runtime, model, 0
+
+    def run(self, feeds):
+        outputs = self.runtime.run(self.model, feeds)
+        self.calls += 1
+        if "dynamic_later_calls_wrong" in BEHAVIOUR and self.calls > 1:
+            outputs = [-np.asarray(o) for o in outputs]
+        return outputs
+
+
 def targets(specs_by_format):
     ref = RuntimeRef("history_double:Double")
-    return [Target("double", VERSION, "CPU", "default", spec, ref, description="a test double with releases")
-            for spec in specs_by_format.get("onnx", [])], []
+    configs = ["default"] + (["shape=dynamic"] if "forms" in BEHAVIOUR else [])
+    return [Target("double", VERSION, "CPU", config, spec, ref, description="a test double with releases",
+                   forms={{"shape": ["dynamic"]}} if "forms" in BEHAVIOUR else {{}})
+            for config in configs for spec in specs_by_format.get("onnx", [])], []
 '''
 
 

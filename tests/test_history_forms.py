@@ -24,6 +24,7 @@ from conformance.history.environments import Env, _link_suite
 from conformance.run import compile_expression
 from conformance.selection import specs_by_format
 from tests.conftest import ROOT, conformance
+from tests.history_doubles import make_release
 
 pytest.importorskip("onnxruntime", reason="the pinned onnxruntime is the release this history runs")
 
@@ -137,3 +138,43 @@ def test_a_malformed_config_is_a_usage_error_before_anything_is_installed():
     proc = conformance("history", "onnxruntime==1.32.0", "--config", "shape", "--out", "/nonexistent/never-written")
     assert proc.returncode == 2
     assert "--config 'shape': expected KEY=VALUE" in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def double_forms(tmp_path_factory):
+    """Releases 2.1, 2.3 and 2.4 of the test double (tests/history_doubles.py) on their plain and
+    shape=dynamic targets: 2.3's loaded model gets every call after its first wrong."""
+    root = tmp_path_factory.mktemp("history-double-forms")
+    envs = {v: make_release(root / "envs", v) for v in ("2.1", "2.3", "2.4")}
+    cases, errors = load_paths([CASES])
+    select = compile_expression(SELECT)
+    cases = [c for c in cases if select(c.id)]
+    out = root / "out"
+    log = io.StringIO()
+    facts, timings = history_cli.run_releases(
+        Console(file=log, width=100), [("double", v) for v in envs], cases, errors, specs_by_format((SPEC,)), out, 1,
+        60.0, None, True, False, False, make_env=lambda package, version, **_: envs[version],
+        configs=("forms=default", "shape=dynamic"))
+    summary = history_cli.merge(out, facts, None, "2026-11-27T00:00:00+00:00", timings, [str(CASES)])
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    return {"facts": facts, "records": records, "model": summary["model"], "log": log.getvalue()}
+
+
+def test_a_divergence_of_one_form_gets_its_own_releases(double_forms):
+    """The shape=dynamic line of the double fails on 2.3 only, at the shapes after the first call of
+    its loaded model; the plain line passes on every release. The class is the form's, first shown
+    in 2.3 and fixed in 2.4."""
+    records = double_forms["records"]
+    plain = [r for r in records if "shape=dynamic" not in r["target"]]
+    dynamic = {r["runtime_version"]: r for r in records if "/shape=dynamic@" in r["target"]
+               and "bidirectional" in r["case"]}
+    assert len(plain) == 9 and {r["verdict"] for r in plain} == {"pass"}
+    assert {v: r["verdict"] for v, r in dynamic.items()} == {"2.1": "pass", "2.3": "fail", "2.4": "pass"}
+    wrong = dynamic["2.3"]
+    assert wrong["loaded_by"] == "load"   # the double's own load(), in the release's interpreter
+    assert [run["verdict"] for run in wrong["runs"]] == ["pass", "fail", "fail"], wrong["runs"]
+    assert wrong["message"].startswith("at ")   # judged at another shape than the case's
+    lines = [line for cls in double_forms["model"]["classes"] for line in cls["lines"]]
+    assert {line["line"] for line in lines} == {"double/CPU/shape=dynamic@onnx-14"}
+    (line,) = lines
+    assert (line["first"], line["last"], line["fixed"]) == ("2.3", "2.3", "2.4")
