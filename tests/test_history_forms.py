@@ -45,23 +45,29 @@ def pinned_release(root) -> Env:
     return Env("onnxruntime", importlib.metadata.version("onnxruntime"), folder, python=str(python))
 
 
-@pytest.fixture(scope="module")
-def forms_history(tmp_path_factory):
-    root = tmp_path_factory.mktemp("history-forms")
-    env = pinned_release(root / "envs")
+def forms_history_of(root, package: str, envs: dict) -> dict:
+    """A history of the releases ``envs`` ({version: Env}) of ``package`` on the cases of
+    :data:`CASES` that :data:`SELECT` picks, on the plain and the shape=dynamic targets."""
     cases, errors = load_paths([CASES])
     select = compile_expression(SELECT)
     cases = [c for c in cases if select(c.id)]
     out = root / "out"
     log = io.StringIO()
     facts, timings = history_cli.run_releases(
-        Console(file=log, width=100), [("onnxruntime", env.version)], cases, errors, specs_by_format((SPEC,)), out,
-        1, 120.0, None, True, False, False, make_env=lambda package, version, **_: env,
+        Console(file=log, width=100), [(package, v) for v in envs], cases, errors, specs_by_format((SPEC,)), out, 1,
+        120.0, None, True, False, False, make_env=lambda package, version, **_: envs[version],
         configs=("forms=default", "shape=dynamic"))
     summary = history_cli.merge(out, facts, None, "2026-11-27T00:00:00+00:00", timings, [str(CASES)])
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    return {"version": env.version, "facts": facts, "records": records, "cases": cases, "summary": summary,
+    return {"facts": facts, "records": records, "cases": cases, "summary": summary, "model": summary["model"],
             "log": log.getvalue()}
+
+
+@pytest.fixture(scope="module")
+def forms_history(tmp_path_factory):
+    root = tmp_path_factory.mktemp("history-forms")
+    env = pinned_release(root / "envs")
+    return {"version": env.version, **forms_history_of(root, "onnxruntime", {env.version: env})}
 
 
 def test_a_history_runs_the_forms_that_config_selects_in_the_release(forms_history):
@@ -145,19 +151,7 @@ def double_forms(tmp_path_factory):
     """Releases 2.1, 2.3 and 2.4 of the test double (tests/history_doubles.py) on their plain and
     shape=dynamic targets: 2.3's loaded model gets every call after its first wrong."""
     root = tmp_path_factory.mktemp("history-double-forms")
-    envs = {v: make_release(root / "envs", v) for v in ("2.1", "2.3", "2.4")}
-    cases, errors = load_paths([CASES])
-    select = compile_expression(SELECT)
-    cases = [c for c in cases if select(c.id)]
-    out = root / "out"
-    log = io.StringIO()
-    facts, timings = history_cli.run_releases(
-        Console(file=log, width=100), [("double", v) for v in envs], cases, errors, specs_by_format((SPEC,)), out, 1,
-        60.0, None, True, False, False, make_env=lambda package, version, **_: envs[version],
-        configs=("forms=default", "shape=dynamic"))
-    summary = history_cli.merge(out, facts, None, "2026-11-27T00:00:00+00:00", timings, [str(CASES)])
-    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    return {"facts": facts, "records": records, "model": summary["model"], "log": log.getvalue()}
+    return forms_history_of(root, "double", {v: make_release(root / "envs", v) for v in ("2.1", "2.3", "2.4")})
 
 
 def test_a_divergence_of_one_form_gets_its_own_releases(double_forms):
