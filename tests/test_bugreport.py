@@ -323,3 +323,39 @@ def test_a_run_without_a_divergence_has_nothing_to_report_with_or_without_all(tm
     assert "nothing to report: no divergence cluster to report in the run" in every, every
     assert "--all reports the known ones too" in conformance("bugreport", out, check=0).stdout
     assert not (out / "bugreports").exists()
+
+
+def test_the_drafted_expectation_of_a_form_cluster_loads_and_covers_it(tmp_path):
+    """A form's cause carries the ablation's marker `form` (the plain sibling passes): the drafted entry
+    says the form as `config:`, not as a feature (an empty feature item does not load)."""
+    from conformance.gate import Expectations, classify
+    from conformance.run.results import read_results
+    out = tmp_path / "run"
+    conformance("run", *CASE, "--runtime-plugin", FIRST_SHAPE, "--runtime", "first-shape-gru", "--spec", "onnx-14",
+                "--config", "forms=default", "--config", "shape=dynamic/session=fresh", "--out", out, "-q", check=1)
+    [cluster] = json.loads((out / "clusters.json").read_text())
+    assert "form" in cluster["features"], cluster
+    drafted = conformance("bugreport", out, "--expectation", check=0).stdout
+    assert "config: {shape: dynamic}" in drafted and "[]" not in drafted, drafted
+    path = tmp_path / "drafted.yaml"
+    path.write_text("entries:\n" + "\n".join(line for line in drafted.splitlines() if not line.startswith("# c")))
+    expectations = Expectations.load([path])
+    gates = {r.get("config", "default"): classify(r, expectations)["gate"] for r in read_results(out / "results.jsonl")}
+    assert gates == {"default": "ok", "shape=dynamic": "expected"}, gates
+
+
+def test_a_drafted_feature_covers_every_record_of_the_cluster():
+    """On a form, the cause "sequence_lens is given (full)" spans cases whose lengths are partial (the
+    form's other inputs draw partial lengths from it): the draft names both tokens of that input."""
+    from conformance.bugreport.expectation import draft
+    cluster = {"id": "c1", "runtime": "openvino", "verdict": "fail", "features": ["full_lengths", "form"],
+               "cause": "fails whenever sequence_lens is given (full), with shape=dynamic",
+               "targets": ["openvino-2026.4.1/CPU/precision=pinned/shape=dynamic@onnx-14"]}
+    records = [{"features": ["sequence_lens=full", "B"], "config": "precision=pinned/shape=dynamic",
+                "runtime_version": "2026.4.1"},
+               {"features": ["sequence_lens=partial"], "config": "precision=pinned/shape=dynamic",
+                "runtime_version": "2026.4.1"}]
+    entry = draft(cluster, records)
+    assert entry["features"] == [["sequence_lens=full", "sequence_lens=partial"]], entry
+    assert entry["config"] == {"shape": "dynamic"}
+    assert draft(cluster, records[:1])["features"] == ["sequence_lens=full"]
