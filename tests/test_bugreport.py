@@ -359,3 +359,17 @@ def test_a_drafted_feature_covers_every_record_of_the_cluster():
     assert entry["features"] == [["sequence_lens=full", "sequence_lens=partial"]], entry
     assert entry["config"] == {"shape": "dynamic"}
     assert draft(cluster, records[:1])["features"] == ["sequence_lens=full"]
+
+
+def test_the_duplicate_search_of_a_form_cause_names_the_form_not_the_ablation_marker():
+    from types import SimpleNamespace
+
+    from conformance.bugreport.issue import TRACKERS, search_link
+    from conformance.bugreport.subject import Subject
+    subject = Subject("cluster", "c1-openvino", "openvino-2026.4.1/CPU/precision=pinned/shape=dynamic@onnx-14", "fail",
+                      "fails whenever sequence_lens is given (full), with shape=dynamic", [], [],
+                      ["full_lengths", "form"])
+    link = search_link(TRACKERS["openvino"], SimpleNamespace(op="RNN"), subject)
+    assert link.endswith("issues?q=is%3Aissue+RNN+full_lengths+dynamic"), link
+    subject.cause_features = ["input_forget", "initial_c"]
+    assert search_link(TRACKERS["openvino"], SimpleNamespace(op="LSTM"), subject).endswith("+LSTM+input_forget+initial_c")
