@@ -192,8 +192,28 @@ def test_a_fuzzer_finding_and_one_case_x_target_are_reported_as_they_are(tmp_pat
     record = json.loads((run / "results.jsonl").read_text().splitlines()[0])
     conformance("bugreport", run, "--case", record["case"], "--target", record["target"], "--verify", "isolated",
                 check=0)
-    bundle = json.loads((run / "bugreports" / "pair-swapped-gate-gru" / "bundle.json").read_text())
+    [folder] = (run / "bugreports").glob("pair-swapped-gate-gru-gru-basic-*")
+    bundle = json.loads((folder / "bundle.json").read_text())
     assert bundle["case"] == record["case"] and bundle["removed"] == [] and bundle["verified"]["reproduced"]
+
+
+def test_reports_of_several_pairs_share_a_folder_without_replacing_each_other(tmp_path):
+    """Two `--case --target` reports into one --out: each keeps its folder and its index entry (a pair's
+    folder is named by its case and target, not by its runtime alone)."""
+    out = tmp_path / "run"
+    conformance("run", "cases/gru/basic.yaml", "-k", "gru/basic[direction=forward,B=random", "--runtime-plugin",
+                SWAPPED, "--runtime", "swapped-gate-gru", "--spec", "onnx-14", "--out", out, "-q", check=1)
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 2 and {r["verdict"] for r in records} == {"fail"}, records
+    for record in records:
+        conformance("bugreport", out, "--case", record["case"], "--target", record["target"], "--verify",
+                    "isolated", "--runtime-plugin", SWAPPED, check=0)
+    index = json.loads((out / "bugreports" / "index.json").read_text())
+    assert sorted(e["case"] for e in index) == sorted(r["case"] for r in records), index
+    assert len({e["folder"] for e in index}) == 2, index
+    for entry in index:
+        bundle = json.loads((out / "bugreports" / entry["folder"] / "bundle.json").read_text())
+        assert bundle["case"] == entry["case"] and bundle["verified"]["reproduced"], bundle
 
 
 FIRST_SHAPE = "tests.bugreport_doubles:FirstShapeGRU"
@@ -292,3 +312,64 @@ def test_the_report_writes_a_bug_report_per_new_cluster_and_links_it(tmp_path):
     bundle = json.loads((run / "bugreports" / "c1-swapped-gate-gru" / "bundle.json").read_text())
     assert bundle["verified"]["reproduced"] is True
     assert 'href="bugreports/c1-swapped-gate-gru/ISSUE.md"' in (run / "index.html").read_text()
+
+
+def test_a_run_without_a_divergence_has_nothing_to_report_with_or_without_all(tmp_path):
+    out = tmp_path / "run"
+    conformance("run", *CASE, "--runtime", "onnxruntime", "--config", "forms=default", "--spec", "onnx-14",
+                "--out", out, "-q", check=0)
+    assert {json.loads(line)["verdict"] for line in (out / "results.jsonl").read_text().splitlines()} == {"pass"}
+    every = conformance("bugreport", out, "--all", check=0).stdout
+    assert "nothing to report: no divergence cluster to report in the run" in every, every
+    assert "--all reports the known ones too" in conformance("bugreport", out, check=0).stdout
+    assert not (out / "bugreports").exists()
+
+
+def test_the_drafted_expectation_of_a_form_cluster_loads_and_covers_it(tmp_path):
+    """A form's cause carries the ablation's marker `form` (the plain sibling passes): the drafted entry
+    says the form as `config:`, not as a feature (an empty feature item does not load)."""
+    from conformance.gate import Expectations, classify
+    from conformance.run.results import read_results
+    out = tmp_path / "run"
+    conformance("run", *CASE, "--runtime-plugin", FIRST_SHAPE, "--runtime", "first-shape-gru", "--spec", "onnx-14",
+                "--config", "forms=default", "--config", "shape=dynamic/session=fresh", "--out", out, "-q", check=1)
+    [cluster] = json.loads((out / "clusters.json").read_text())
+    assert "form" in cluster["features"], cluster
+    drafted = conformance("bugreport", out, "--expectation", check=0).stdout
+    assert "config: {shape: dynamic}" in drafted and "[]" not in drafted, drafted
+    path = tmp_path / "drafted.yaml"
+    path.write_text("entries:\n" + "\n".join(line for line in drafted.splitlines() if not line.startswith("# c")))
+    expectations = Expectations.load([path])
+    gates = {r.get("config", "default"): classify(r, expectations)["gate"] for r in read_results(out / "results.jsonl")}
+    assert gates == {"default": "ok", "shape=dynamic": "expected"}, gates
+
+
+def test_a_drafted_feature_covers_every_record_of_the_cluster():
+    """On a form, the cause "sequence_lens is given (full)" spans cases whose lengths are partial (the
+    form's other inputs draw partial lengths from it): the draft names both tokens of that input."""
+    from conformance.bugreport.expectation import draft
+    cluster = {"id": "c1", "runtime": "openvino", "verdict": "fail", "features": ["full_lengths", "form"],
+               "cause": "fails whenever sequence_lens is given (full), with shape=dynamic",
+               "targets": ["openvino-2026.4.1/CPU/precision=pinned/shape=dynamic@onnx-14"]}
+    records = [{"features": ["sequence_lens=full", "B"], "config": "precision=pinned/shape=dynamic",
+                "runtime_version": "2026.4.1"},
+               {"features": ["sequence_lens=partial"], "config": "precision=pinned/shape=dynamic",
+                "runtime_version": "2026.4.1"}]
+    entry = draft(cluster, records)
+    assert entry["features"] == [["sequence_lens=full", "sequence_lens=partial"]], entry
+    assert entry["config"] == {"shape": "dynamic"}
+    assert draft(cluster, records[:1])["features"] == ["sequence_lens=full"]
+
+
+def test_the_duplicate_search_of_a_form_cause_names_the_form_not_the_ablation_marker():
+    from types import SimpleNamespace
+
+    from conformance.bugreport.issue import TRACKERS, search_link
+    from conformance.bugreport.subject import Subject
+    subject = Subject("cluster", "c1-openvino", "openvino-2026.4.1/CPU/precision=pinned/shape=dynamic@onnx-14", "fail",
+                      "fails whenever sequence_lens is given (full), with shape=dynamic", [], [],
+                      ["full_lengths", "form"])
+    link = search_link(TRACKERS["openvino"], SimpleNamespace(op="RNN"), subject)
+    assert link.endswith("issues?q=is%3Aissue+RNN+full_lengths+dynamic"), link
+    subject.cause_features = ["input_forget", "initial_c"]
+    assert search_link(TRACKERS["openvino"], SimpleNamespace(op="LSTM"), subject).endswith("+LSTM+input_forget+initial_c")

@@ -232,7 +232,8 @@ def bugreport_command(results, cluster_ids, every, case_id, target_id, finding, 
         base = results if results.is_dir() else results.parent
         out = out_dir or base / "bugreports"
     if not subjects:
-        log("nothing to report: no new divergence cluster (--all reports the known ones too)")
+        log("nothing to report: " + ("no divergence cluster to report in the run" if every
+                                     else "no new divergence cluster (--all reports the known ones too)"))
         sys.exit(EXIT_OK)
     written, refused = write_reports(subjects, out, plugins, mode, timeout, jobs, log)
     for subject, why in refused:

@@ -51,14 +51,27 @@ def known(records: list[dict]) -> dict:
     return {}
 
 
+def _carried(keys: list[str], records: list[dict]) -> list[str]:
+    """The tokens among ``keys`` (a key ending in ``=`` stands for its prefix) the records carry."""
+    return sorted({t for r in records for t in r.get("features") or []
+                   if any(t == k or (k.endswith("=") and t.startswith(k)) for k in keys)})
+
+
 def _tokens_of(feature_name: str, records: list[dict]) -> list[str]:
-    """The tokens the records carry for one feature of the table."""
+    """The tokens the records carry for one feature of the table. Where some record carries none of
+    them, the tokens of the same spec clause are taken too, so that the entry covers every record: an
+    execution form's cause "sequence_lens is given (full)" means sequence_lens is given at all (the
+    form's other inputs draw partial lengths from it), and its cases with partial lengths carry
+    ``sequence_lens=partial``."""
     feature = next((f for f in FEATURES if f.name == feature_name), None)
     if feature is None:
         return []
     keys = list(feature.tokens)
-    found = sorted({t for r in records for t in r.get("features") or []
-                    if any(t == k or (k.endswith("=") and t.startswith(k)) for k in keys)})
+    found = _carried(keys, records)
+    if found and any(not set(r.get("features") or []) & set(found) for r in records):
+        clauses = {clause for clause in feature.tokens.values() if clause}
+        keys += [k for f in FEATURES if f is not feature for k, clause in f.tokens.items() if clause in clauses]
+        found = _carried(keys, records)
     return found or [k + "*" if k.endswith("=") else k for k in keys[:1]]
 
 
@@ -67,7 +80,7 @@ def draft(cluster: dict, records: list[dict]) -> dict:
     entry: dict = {}
     features = []
     for name in cluster.get("features") or []:
-        if name == "configuration":
+        if name in ("configuration", "form"):   # the ablation's markers: `config:` below says them
             continue
         tokens = _tokens_of(name, records)
         features.append(tokens[0] if len(tokens) == 1 else tokens)

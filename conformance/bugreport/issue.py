@@ -115,7 +115,14 @@ def clause_url(spec: str, case, program) -> str:
 
 
 def search_link(tracker: Tracker, case, subject) -> str:
-    words = [case.op] + [f.split("=")[-1] for f in subject.cause_features[:2]]
+    """The tracker's search for duplicates: the op, the cause's first two features, and where an
+    execution form is part of the cause (the ablation's marker ``form``) the form's values
+    (``shape=dynamic`` -> ``dynamic``) instead of the marker, a word no upstream issue uses."""
+    from conformance.runtimes.forms import asked
+    features = [f for f in subject.cause_features if f != "form"]
+    words = [case.op] + [f.split("=")[-1] for f in features[:2]]
+    if "form" in subject.cause_features:
+        words += list(asked("/".join(subject.target_id.rpartition("@")[0].split("/")[2:])).values())
     return tracker.search + urllib.parse.quote_plus(" ".join(words)) if tracker.search else ""
 
 

@@ -9,6 +9,8 @@ fewest execution forms, an ONNX program and the newest spec version.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,12 +93,21 @@ def from_cluster(cluster: dict, by_pair: dict, load_case) -> Subject:
 REPORTED = ("fail", "rejected", "accepted-invalid")
 
 
+def pair_folder(record: dict) -> str:
+    """A case x target report's folder name: the runtime, the case's family and a digest of the pair,
+    so that reports of several pairs (two cases, or one case on two targets) share an --out folder
+    without one replacing another: ``pair-openvino-invalid-gru-hidden_size-1f0c2a9b``."""
+    family = re.sub(r"[^A-Za-z0-9_]+", "-", str(record["case"]).split("[", 1)[0]).strip("-")
+    digest = hashlib.sha256(f"{record['case']}\n{record['target']}".encode()).hexdigest()[:8]
+    return f"pair-{record['runtime']}-{family}-{digest}"
+
+
 def from_pair(record: dict, case) -> Subject:
     if record.get("verdict") not in REPORTED:
         why = ("a crash or a hang is not reproduced by repro.py (run the suite's repro command)"
                if record.get("verdict") in ("crash", "timeout") else "nothing diverges to report")
         raise SubjectError(f"{record['case']} on {record['target']} is {record.get('verdict') or 'not run'}: {why}")
-    return Subject("pair", f"pair-{record['runtime']}", record["target"], record["verdict"],
+    return Subject("pair", pair_folder(record), record["target"], record["verdict"],
                    f"{record['verdict']} on {record['case']}", [case], [record], [],
                    against_declared=(record.get("declared") or {}).get("verdict") == "fail", reduce=False)
 
