@@ -48,7 +48,7 @@ def run_once(runtime: str, config: str, cases: list[str], specs: list[str], out:
         raise SystemExit(f"{' '.join(args)}\n{proc.stdout}\n{proc.stderr}")
     info = json.loads((out / "run.json").read_text())
     lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
-    pairs = sum(1 for r in lines if r.get("config") == config and r["verdict"] != "not-expressible")
+    pairs = sum(1 for r in lines if r.get("config", "default") == config and r["verdict"] != "not-expressible")
     return {"pairs": pairs, "wall_s": info["wall_s"], "runtime_s": info["runtime_s"]}
 
 

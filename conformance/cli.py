@@ -85,7 +85,9 @@ def case_limits():
 LAZY_COMMANDS = {"report": "conformance.report.cli_report:report_command",
                  "worker": "conformance.run.cluster_cli:worker_command",
                  "fuzz": "conformance.fuzz.cli:fuzz_command",
-                 "history": "conformance.history.cli:history_command"}
+                 "history": "conformance.history.cli:history_command",
+                 "export": "conformance.export.cli:export_command",
+                 "bugreport": "conformance.bugreport.cli:bugreport_command"}
 
 
 class Commands(click.Group):
@@ -366,8 +368,9 @@ def _gate_inputs(expectation_paths, baseline, no_expectations=False):
 
 def _execute(console, cases, load_errors, targets, skipped, options, fresh, expectations, base, gate, ablation,
              ablation_budget, ablation_time, memory_limit, quiet, verbose=False, artifacts="failing", cluster=None,
-             sliced=False, command_started=None) -> int:
-    """The run proper, inside the output folder's lock: the exit status."""
+             sliced=False, command_started=None, warn_unused=True) -> int:
+    """The run proper, inside the output folder's lock: the exit status. ``warn_unused`` false: the
+    gate's audit is written to run.json but not printed (a history audits once, over every release)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from conformance.compare.verdicts import FAILING
@@ -449,7 +452,7 @@ def _execute(console, cases, load_errors, targets, skipped, options, fresh, expe
     write_reports([written.get(pair, r) for pair, r in gated.items()], info, Path(out_dir), clusters, artifacts)
     terminal.summary(console, records, load_errors, skipped, out_dir, ran=sum(summary.counts.values()),
                      resumed=summary.skipped_pairs, wall_s=time.monotonic() - command_started if command_started else summary.wall_s,
-                     audit=checked, sliced=sliced,
+                     audit=checked if warn_unused else None, sliced=sliced,
                      clusters=clusters,
                      verbosity=-1 if quiet else (1 if verbose else 0))
     if summary.outside_slice:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import mpmath
 import numpy as np
 
@@ -15,7 +17,7 @@ from .readings import solve
 from .result import OracleResult
 from .stack import evaluate_stack, layers_of
 
-#: bump whenever the semantics, the result format or the precision model (precision.py, its
+#: bump whenever the semantics, the result format or the precision model (precision/, its
 #: constants included) change: it is part of the cache key.
 #: 1.1.0: Expected.bound and OracleResult.precision (precision model running-error-v1).
 #: 1.2.0: ±Inf and NaN inputs evaluated with IEEE 754 semantics (ieee.py; the IEEE points of
@@ -146,22 +148,40 @@ def evaluate_mp(op: str, attributes: dict, tensors: dict, profile: str = "onnx",
     return outputs
 
 
+@dataclass
+class Narrowed:
+    """computed_in's answer: per output (the problem's layout) the rigorous ``bounds``, the
+    statistical scale ``sigma`` and the inputs' rounding ``offset`` (None where the statistical
+    model does not apply), and the model's parameters. Unpacks as (bounds, model)."""
+
+    bounds: dict
+    model: dict
+    sigma: dict | None = None
+    offset: dict | None = None
+
+    def __iter__(self):
+        return iter((self.bounds, self.model))
+
+
 def computed_in(op: str, attributes: dict, tensors: dict, profile: str, choices: dict,
                 compute: str, accumulation: str | None = None,
-                rounding: str = "nearest") -> tuple[dict[str, np.ndarray], dict]:
-    """The precision model's bound for an implementation that computes in ``compute`` instead of
-    the inputs' dtype: every input rounded to ``compute`` (bfloat16, float16 or tfloat32 for a
-    float32 model; float32 for a float64 one), then IEEE arithmetic in it, as README.md
-    ("Precision model") describes for the dtype itself. ``accumulation`` ("float32" or "dtype")
-    narrows the accumulation types admitted for dot products to one; by default the worse.
-    ``rounding`` "faithful" admits rounding in any direction (a truncating conversion), at twice
-    the unit roundoff; by default to nearest.
+                rounding: str = "nearest", statistical: bool = True, kernel: bool = True) -> Narrowed:
+    """The precision model's bound for a reduced-precision kernel that computes in ``compute``
+    instead of the inputs' dtype (bfloat16, float16 or tfloat32 for a float32 model; float32 for a
+    float64 one): precision.kernel, docs/precision.md ("Reduced-precision kernels").
+    ``accumulation`` ("float32" or "dtype") narrows the accumulation types admitted for dot
+    products to one; by default the worse. ``rounding`` "faithful" admits rounding in any direction
+    (a truncating conversion), at twice the unit roundoff; by default to nearest.
 
     ``choices`` names the reading (``Reading.choices``: point id -> choice tag); points it does not
     name take the profile's first choice. Returns per output the bound (float64, in the problem's
     layout; inf where there is no finite bound: the trajectory overflowed float64, or the element is
     unspecified, which the reading's mask says, or its IEEE class depends on rounding; 0 where the
-    value is ±Inf or NaN) and the model's parameters, as ``OracleResult.precision`` records them.
+    value is ±Inf or NaN) and the model's parameters, as ``OracleResult.precision`` records them;
+    with ``statistical`` (and rounding to nearest, finite inputs) also the statistical model's
+    scale and offset (precision.sigma), and its parameters in ``model["statistical"]``.
+    ``kernel=False``: the model before kernel-v1 (the narrower type's own arithmetic, the inputs
+    rounded to it, the rigorous bound only), for comparison.
     """
     semantics = get_profile(profile)
     values = {pid: point.choices[0].value for pid, point in semantics.points.items()}
@@ -180,12 +200,27 @@ def computed_in(op: str, attributes: dict, tensors: dict, profile: str, choices:
     if rounding not in precision.ROUNDINGS:
         raise OracleError(f"rounding={rounding!r} is not one of {list(precision.ROUNDINGS)!r}.")
     bounds, model = precision.bound(problem, values, dtype=compute, accumulation=accumulation,
-                                    rounding=rounding)
-    if problem.layout == 1:
-        bounds = {name: np.ascontiguousarray(b.transpose((2, 0, 1, 3) if b.ndim == 4 else (1, 0, 2)))
-                  for name, b in bounds.items()}
+                                    rounding=rounding, kernel=kernel)
     # no finite bound where the float64 trajectory overflowed (or a direction is unspecified,
     # which the reading's own mask covers): inf, as Expected.bound has it
     bounds = {name: np.where(np.isnan(b), np.inf, b) for name, b in bounds.items()}
+    found = precision.sigma(problem, values, compute, accumulation, rounding) if statistical and kernel else None
+    sigma = offset = None
+    if found is not None:
+        elements = int(sum(b.size for b in bounds.values()))
+        sigma = {k: np.where(np.isfinite(v) & np.isfinite(bounds[k]), v, np.inf)
+                 for k, v in found["sigma"].items()}
+        offset = found["offset"]
+        model["statistical"] = precision.statistical.describe(
+            found["samples"], elements, precision.arithmetic_of(problem, compute, accumulation, rounding))
     model.update(precision.shape_facts(problem))
-    return bounds, model
+    return Narrowed(_to_layout(problem, bounds) or {}, model, _to_layout(problem, sigma),
+                    _to_layout(problem, offset))
+
+
+def _to_layout(problem, arrays: dict | None) -> dict | None:
+    """Per-output arrays from layout 0 to the problem's layout."""
+    if arrays is None or problem.layout != 1:
+        return arrays
+    return {name: np.ascontiguousarray(b.transpose((2, 0, 1, 3) if b.ndim == 4 else (1, 0, 2)))
+            for name, b in arrays.items()}

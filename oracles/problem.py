@@ -91,7 +91,7 @@ class Problem:
     notes: list[str] = field(default_factory=list)
     constants: list | None = field(default=None, repr=False)  # per-direction cell constants
     #: the same tensors as float64 arrays, layout 0 (exact: every input dtype widens exactly);
-    #: the precision model (precision.py) walks its trajectory on these
+    #: the precision model (precision/walker.py) walks its trajectory on these
     floats: dict = field(default_factory=dict, repr=False)
 
     @property

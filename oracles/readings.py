@@ -111,7 +111,7 @@ def _classes(output, hi, unspecified, bound, walk, mismatch):
     """The IEEE class of each specified element, and what the precision model says of it.
 
     ``walk`` = (values, taint): the model's float64 trajectory for this output and where a factor
-    it may hold as 0 met an infinity (precision.py). An element becomes unspecified with reason
+    it may hold as 0 met an infinity (precision/nonfinite.py). An element becomes unspecified with reason
     ieee.VANISHING where it is tainted so, or where the two precisions disagree on its class
     (``mismatch``: the oracle's own rounding of a factor to 0 or 1 decided it); with reason
     ieee.DISAGREES where the model's trajectory has another class than the exact value (it cannot

@@ -22,7 +22,7 @@ SLOW_MODULES = frozenset({
     "test_ablation", "test_directml", "test_effective", "test_fuzz", "test_hostile", "test_html_report",
     "test_onnx_translation", "test_openvino_ir", "test_run_machinery", "test_silent", "test_tolerance",
     "test_torch", "test_wrong_implementations", "test_onnx_node_tests", "test_webnn", "test_production",
-    "test_engines", "test_forms_runtimes", "test_converters",
+    "test_engines", "test_forms_runtimes", "test_bugreport", "test_export", "test_converters",
 })
 
 #: single tests elsewhere that run the real runtimes or sweep the oracle over many problems

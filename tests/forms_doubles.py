@@ -9,6 +9,10 @@ one deliberately wrong behaviour each that only its form or relation shows.
   it where that call has no initial_h (a buffer not cleared between runs) - ``session=reused`` shows it;
 - :class:`ShapeSpecialized`: a loaded model keeps the sequence length it first ran at and runs every
   later call at that length (a time dimension frozen at compile time) - ``shape=dynamic`` shows it;
+- :class:`IgnoresClipInEveryForm`: ignores ``clip`` in every form alike - a plain defect, which the
+  ablation names once for the plain target and its forms;
+- :class:`IgnoresInputForgetAndPeepholes`: ignores input_forget and the peepholes: two plain defects
+  whose cases share a family, which the ablation names apart;
 - :class:`BatchSliceBreaker`: entries past the first of a batch come back 2^-19 (relative) off,
   within the oracle's tolerance on ordinary cases but not within a runtime's agreement with itself -
   ``relations=on`` (batch-slice) shows it.
@@ -64,6 +68,27 @@ class IgnoresFedWeights(FormsNumpy):
     def problem(self, model, feeds, loaded):
         import numpy as np
         return self.parse(model, {k: (np.zeros_like(v) if k in WEIGHTS else v) for k, v in feeds.items()})
+
+
+class IgnoresClipInEveryForm(FormsNumpy):
+    name = "numpy-ignores-clip"
+    description = "test double: clip ignored, in the plain form and every other"
+
+    def problem(self, model, feeds, loaded):
+        import dataclasses
+        return dataclasses.replace(self.parse(model, feeds), clip=None)
+
+
+class IgnoresInputForgetAndPeepholes(FormsNumpy):
+    name = "numpy-ignores-input-forget-and-peepholes"
+    description = "test double: input_forget and P ignored"
+
+    def problem(self, model, feeds, loaded):
+        import dataclasses
+
+        import numpy as np
+        p = self.parse(model, feeds)
+        return dataclasses.replace(p, input_forget=False, P=np.zeros_like(p.P))
 
 
 class LeaksState(FormsNumpy):

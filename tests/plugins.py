@@ -8,7 +8,8 @@ import time
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
+
+from tests.bugreport_doubles import SwappedGateGRU
 
 
 def _ort_run(model: onnx.ModelProto, feeds):
@@ -18,32 +19,10 @@ def _ort_run(model: onnx.ModelProto, feeds):
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
-def _swap_zr(b, h):
-    """The z and r blocks of a GRU bias half swapped."""
-    return np.concatenate([b[:, h:2 * h], b[:, :h], b[:, 2 * h:]], axis=1)
-
-
-class WrongGateOrderGRU:
+class WrongGateOrderGRU(SwappedGateGRU):
     """Known-wrong GRU: swaps the z and r gate blocks of W, R and B before running (a gate-order bug)."""
 
     name = "wrong-gru-gate-order"
-    format = "onnx"
-    version = "test-double"
-
-    def run(self, model: bytes, feeds):
-        m = onnx.load_from_string(model)
-        if m.graph.node[0].op_type == "GRU":
-            for init in m.graph.initializer:
-                arr = numpy_helper.to_array(init)
-                if init.name in ("W", "R"):
-                    h = arr.shape[1] // 3
-                    arr = np.concatenate([arr[:, h:2 * h], arr[:, :h], arr[:, 2 * h:]], axis=1)
-                elif init.name == "B":
-                    h = arr.shape[1] // 6
-                    wb, rb = arr[:, :3 * h], arr[:, 3 * h:]
-                    arr = np.concatenate([_swap_zr(wb, h), _swap_zr(rb, h)], axis=1)
-                init.CopyFrom(numpy_helper.from_array(arr, init.name))
-        return _ort_run(m, feeds)
 
 
 class Segfault:

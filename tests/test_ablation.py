@@ -76,3 +76,19 @@ def test_the_configuration_axis_reads_the_pinned_verdicts_the_run_already_has(tm
     spent = ablation._ablate_configuration([(key, [case.id])], default, [default, pinned], {case.id: case},
                                            records[:1], None, tmp_path, budget_s(10.0), [], budget=10)
     assert spent == 1 and [v.id for v in ran[0]] == [case.id]
+
+
+def test_a_familys_cases_that_lack_its_first_cases_cause_get_a_cause_of_their_own(tmp_path):
+    """lstm/peepholes_input_forget holds cases that fail for input_forget=1 and cases that fail for their
+    peepholes alone: each gets the cause it has, not the family's first case's."""
+    out = tmp_path / "two"
+    conformance("run", ROOT / "cases" / "lstm" / "peepholes_input_forget.yaml", "--spec", "onnx-14",
+                "--runtime", "numpy-ignores-input-forget-and-peepholes", "--no-entry-points",
+                "--runtime-plugin", "tests.forms_doubles:IgnoresInputForgetAndPeepholes", "--out", out, "-q", check=1)
+    clusters = json.loads((out / "clusters.json").read_text())
+    by_cause = {c["cause"]: c["cases"] for c in clusters}
+    forget = [ids for cause, ids in by_cause.items() if "input_forget is 1" in cause]
+    peep = [ids for cause, ids in by_cause.items() if "peepholes are non-zero" in cause and "input_forget" not in cause]
+    assert forget and peep, list(by_cause)
+    assert all("input_forget=1" in i for i in forget[0])
+    assert peep[0] and all("input_forget=0" in i and "P=random" in i for i in peep[0])

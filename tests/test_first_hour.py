@@ -395,3 +395,7 @@ def test_a_configuration_cause_names_the_cpu_once_and_a_pinned_target_computing_
     assert features == ["dtype"] and cause.startswith("fails whenever the dtype is float64: it computes in f32")
     assert "no pinned-precision configuration" not in cause
     assert _configuration_cause(default, "bf16", "fail")[1] == []   # the pinned target's cluster names the cause
+    # an execution form on the pinned precision is pinned too: its float64 pairs computed in f32 are the dtype's
+    dynamic = types.SimpleNamespace(device="CPU", config=PINNED + "/shape=dynamic")
+    cause, features = _configuration_cause(dynamic, "f32", None, "float64")
+    assert features == ["dtype"] and "fails only in the" not in cause

@@ -56,6 +56,32 @@ def test_the_correct_double_passes_every_form(tmp_path):
         assert _only(counts, {"pass", "unspecified"}), (config, counts)
 
 
+def test_a_plain_defect_is_ablated_once_and_its_forms_take_the_plain_targets_cause(tmp_path):
+    out = tmp_path / "clip"
+    conformance("run", "cases/gru/clip.yaml", "-k", "activations=Sigmoid+Tanh", "--runtime-plugin",
+                "tests.forms_doubles:IgnoresClipInEveryForm", "--no-entry-points", "--runtime", "numpy-ignores-clip",
+                "--spec", "onnx-14", "--out", out, "--jobs", "2", "--config", "shape=dynamic",
+                "--config", "forms=default", check=1)
+    failing = {r["target"] for r in read_results(out / "results.jsonl") if r["verdict"] == "fail"}
+    assert len(failing) >= 2 and any("/shape=dynamic" in t for t in failing)
+    clusters = json.loads((out / "clusters.json").read_text())
+    assert [c["cause"] for c in clusters] == ["fails whenever clip is set"], [c["cause"] for c in clusters]
+    assert set(clusters[0]["targets"]) == failing
+    # the forms' pairs were not ablated again: every ablation run is the plain target's
+    ran_on = {a["target"] for a in clusters[0]["ablations"]}
+    assert ran_on and not any("shape=" in t for t in ran_on), ran_on
+
+
+def test_a_forms_cause_without_its_plain_sibling_in_the_run_says_it_cannot_tell(tmp_path):
+    out = tmp_path / "alone"
+    conformance("run", "cases/lstm/basic.yaml", "-k", "forward", "--runtime-plugin", "tests.forms_doubles:ShapeSpecialized",
+                "--no-entry-points", "--runtime", "numpy-shape-specialized", "--spec", "onnx-14", "--out", out,
+                "--jobs", "2", "--config", "shape=dynamic/session=fresh", check=1)
+    causes = [c["cause"] for c in json.loads((out / "clusters.json").read_text())]
+    assert causes and all("with shape=dynamic" in c and "no plain-form target in this run" in c
+                          and "the plain" not in c for c in causes), causes
+
+
 def test_a_pair_that_fell_back_is_not_the_targets_verdict(tmp_path):
     out = tmp_path / "fallback"
     proc = conformance("run", "cases/gru/basic.yaml", "-k", "forward", "--runtime-plugin", "tests.plugins:FallsBack",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import textwrap
 
+import numpy as np
 import pytest
 
 from conformance.case import load_paths
@@ -153,6 +154,17 @@ def test_reduction_stops_at_its_budget_and_never_keeps_a_removal_that_cures():
     assert result.tried == len(tried)
     capped = reduce_case(case, lambda c: True, with_id, budget=2)
     assert capped.tried == 2 and len(capped.removed) == 2
+
+
+def test_reduction_scales_large_values_down_when_the_failure_does_not_need_them():
+    case = _case("gru/clip.yaml", "clip=0.5,direction=bidirectional,linear_before_reset=1,activations=Sigmoid+Tanh")
+    big = dataclasses.replace(case, tensors={**case.tensors, "X": case.tensors["X"] * 100})
+    assert "large" in features(big)
+    result = reduce_case(big, lambda c: "B" in c.tensors, with_id)
+    assert "large" in result.removed and "large" not in features(result.case)
+    assert np.all(np.abs(result.case.tensors["X"]) <= 1.0) and np.any(result.case.tensors["X"] != 0)
+    kept = reduce_case(big, lambda c: "large" in features(c), with_id)
+    assert "large" not in kept.removed and "large" in features(kept.case)
 
 
 # -- signatures ------------------------------------------------------------------------------------

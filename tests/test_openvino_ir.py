@@ -22,6 +22,7 @@ pytest.importorskip("openvino")
 from conformance.case import load_file, load_paths
 from conformance.case.vocabulary import canonical_activation, num_directions
 from conformance.runtimes.base import RuntimeRejected
+from conformance.runtimes.forms import asked, base_config
 from conformance.runtimes.openvino_ir import OpenVINOIR, targets
 from conformance.specs import SPECS, NotExpressible
 from conformance.specs import openvino as ovspec
@@ -564,7 +565,10 @@ def test_targets_one_per_device_and_configuration():
     found, gaps = targets({"openvino-ir": ["openvino-opset5", "openvino-opset1"], "onnx": ["onnx-14"]})
     assert not gaps
     assert {t.spec for t in found} == {"openvino-opset5", "openvino-opset1"}
-    assert {t.config for t in found} == {"default", "precision=pinned"}
+    plain = {t.config for t in found if not asked(t.config)}
+    assert plain == {"default", "precision=pinned"}
+    assert {t.config for t in found} - plain, "the execution forms ride on precision=pinned"
+    assert all(base_config(t.config) == "precision=pinned" for t in found if asked(t.config))
     assert all(t.format == "openvino-ir" and t.runtime == "openvino" for t in found)
     assert len({t.id for t in found}) == len(found)
     assert targets({"onnx": ["onnx-14"]}) == ([], [])

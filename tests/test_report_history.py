@@ -6,13 +6,18 @@ release, and the three files it writes. No runtime, no network."""
 
 from __future__ import annotations
 
+import io
 import json
-import textwrap
+import os
 
 import pytest
+from rich.console import Console
 
 from conformance.gate import Entry, Expectations
+from conformance.history.repeats import mark, suspects, unstable
 from conformance.report.history import build, line_of, write
+from conformance.report.history_classes import relative
+from conformance.report.history_terminal import print_history
 
 RELEASES = ("1.0", "2.0", "3.0")
 LINE = "double/CPU@onnx-14"
@@ -169,7 +174,7 @@ def test_classes_first_last_fixed_and_regressions(expectations):
     c = classes["double: fails whenever clip is set"]
     assert (c["source"], c["cluster"], c["cause"]) == ("cluster", "c1", "fails whenever clip is set")
     assert facts(one_line(c)) == (["1.0", "3.0"], "1.0", "3.0", None, ["2.0"],
-                                  [{"shown": "1.0", "fixed": "2.0", "again": "3.0"}])
+                                  [{"shown": "1.0", "fixed": "2.0", "again": "3.0", "became": "", "new": 1}])
     assert one_line(c)["states"] == ["shows", None, "fixed", "shows"]
     assert c["regressions"] == 1
 
@@ -204,7 +209,7 @@ def test_without_expectations_the_records_own_gate_names_the_class():
     plain = by_name(build(records()))
     assert facts(one_line(plain["double: fails in double/a"])) == (["1.0"], "1.0", "1.0", "2.0", ["2.0"], [])
     assert one_line(plain["double: fails in double/c"])["regressions"] == [
-        {"shown": "1.0", "fixed": "2.0", "again": "3.0"}]
+        {"shown": "1.0", "fixed": "2.0", "again": "3.0", "became": "", "new": 1}]
     assert "double: fails whenever clip is set" not in plain
 
 
@@ -253,18 +258,20 @@ def test_expectations_per_release(expectations):
     assert a["versions"] == "<2"
 
 
-def test_an_entry_for_other_targets_lists_no_release(tmp_path):
-    path = tmp_path / "other.yaml"
-    path.write_text(textwrap.dedent("""\
-        targets: "other-*"
-        entries:
-          - cases: "*"
-            kind: known-bug
-            reason: another runtime's
-        """), encoding="utf-8")
-    model = build(records(), expectations=Expectations.load([path]))
-    (entry,) = model["expectations"]
-    assert entry["releases"] == {} and entry["covers_nothing"] == {} and entry["pairs"] == 0
+def entries(tmp_path, targets: str, *reasons: str) -> Expectations:
+    """An expectations file for ``targets`` with one entry per reason (its cases: the reason's first word*)."""
+    path = tmp_path / "entries.yaml"
+    path.write_text(f'targets: "{targets}"\nentries:\n' + "".join(
+        f'  - cases: "double/{r.split()[0]}*"\n    kind: known-bug\n    reason: {r}\n' for r in reasons), encoding="utf-8")
+    return Expectations.load([path])
+
+
+def test_an_entry_for_a_runtime_not_in_the_history_is_left_out(tmp_path):
+    model = build(records(), expectations=entries(tmp_path, "other-*", "another runtime's"))
+    assert model["expectations"] == []
+    out = io.StringIO()
+    print_history(Console(file=out, width=80), model)
+    assert "another runtime's" not in out.getvalue() and "cover no failing pair" not in out.getvalue()
 
 
 def test_write_makes_the_three_files(tmp_path, expectations):
@@ -303,3 +310,164 @@ def test_html_escapes_what_the_records_say(tmp_path):
     html = page.read_text(encoding="utf-8")
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+# ------------------------------------------------------------------ failing in turns, refusals, the gate
+
+def strip_records(case: str, verdicts: dict, spec: str = "onnx-14", **extra) -> list[dict]:
+    return [dict(record(case, rel, v, spec), **extra) for rel, v in verdicts.items() if v]
+
+
+def test_a_case_that_fails_in_turns_keeps_its_class_affected_and_asks_no_bisection():
+    """fail in 1.0, crash in 2.0, fail in 3.0, pass in 4.0: the class of the failure is open from
+    1.0 to 3.0 (2.0 fails it another way), fixed in 4.0, with no regression; the crash's class is
+    its own, from 2.0 to 3.0."""
+    recs = strip_records("double/z[x=1]", {"1.0": "fail", "2.0": "crash", "3.0": "fail", "4.0": "pass"})
+    classes = by_name(build(recs))
+    fails = one_line(classes["double: fails in double/z"])
+    assert fails["states"] == ["shows", "otherwise", "shows", "fixed"]
+    assert (fails["first"], fails["last"], fails["fixed"], fails["regressions"]) == ("1.0", "3.0", "4.0", [])
+    assert fails["affected"] == ["1.0", "2.0", "3.0"]
+    crashes = one_line(classes["double: crashes in double/z"])
+    assert crashes["states"] == ["otherwise", "shows", "otherwise", "fixed"]
+    assert (crashes["first"], crashes["last"], crashes["fixed"]) == ("2.0", "3.0", "4.0")
+
+
+def test_only_passing_and_failing_in_turns_is_unstable(tmp_path):
+    assert unstable({"pass", "fail"}) and unstable({"crash", "unspecified"})
+    assert not unstable({"fail", "crash"}) and not unstable({"rejected", "crash", "fail"})
+    assert not unstable({"pass", "not-expressible"}) and not unstable({"fail", "error"})
+    run = tmp_path / "double-1.0"
+    (run / "repeat-1").mkdir(parents=True)
+    first = [record("double/a[x=1]", "1.0", "fail"), record("double/b[x=1]", "1.0", "fail"),
+             record("double/c[x=1]", "1.0", "pass")]
+    again = [dict(first[0], verdict="crash"), dict(first[1], verdict="pass"), dict(first[2])]
+    (run / "repeat-1" / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in again))
+    a, b, c = mark(first, [run])
+    assert a["verdicts_seen"] == ["crash", "fail"] and "unstable" not in a
+    assert b["unstable"] == ["fail", "pass"] and c == first[2]
+    later = [record("double/b[x=1]", "2.0", "fail")]
+    model = build([a, b, c] + later)
+    assert one_line(by_name(model)["double: fails in double/a"])["states"] == ["shows", "not-run"]
+    assert one_line(by_name(model)["double: fails in double/b"])["states"] == ["unstable", "shows"]
+    out = io.StringIO()
+    print_history(Console(file=out, width=80), model)
+    assert "unstable (passed in one run, failed in another): 1.0" in out.getvalue()
+
+
+def test_a_refusal_that_becomes_a_silent_divergence_is_a_regression_not_a_fix():
+    """Peepholes refused in 1.0 and 2.0, accepted from 3.0 on and ignored: the cases whose P is
+    zero pass, the others fail silently. The refusal's class is not fixed in 3.0: it regresses."""
+    recs = (strip_records("double/p[P=zeros]", {"1.0": "rejected", "2.0": "rejected", "3.0": "pass", "4.0": "pass"})
+            + strip_records("double/p[P=random]", {"1.0": "rejected", "2.0": "rejected", "3.0": "fail", "4.0": "fail"}))
+    classes = by_name(build(recs))
+    refused = one_line(classes["double: rejects the case in double/p"])
+    assert refused["states"] == ["shows", "shows", "otherwise", "otherwise"]
+    assert (refused["first"], refused["last"], refused["fixed"]) == ("1.0", "4.0", None)
+    assert [(r["shown"], r["fixed"], r["again"], r["became"]) for r in refused["regressions"]] == [
+        ("2.0", None, "3.0", "fail")]
+    silent = one_line(classes["double: fails in double/p"])
+    assert (silent["first"], silent["last"], silent["fixed"]) == ("3.0", "4.0", None)
+
+
+def test_a_refusal_whose_cases_fail_with_a_broader_divergence_is_fixed():
+    """Layout 1 refused in 1.0, accepted in 2.0, where a bidirectional defect shows on layout 0 and
+    1 alike: the wrong numbers are that defect's, so layout 1's refusal is fixed in 2.0."""
+    recs = (strip_records("double/l[layout=1,bidi=0]", {"1.0": "rejected", "2.0": "pass"})
+            + strip_records("double/l[layout=1,bidi=1]", {"1.0": "rejected", "2.0": "fail"})
+            + strip_records("double/l[layout=0,bidi=1]", {"1.0": "pass", "2.0": "fail"}))
+    classes = by_name(build(recs))
+    refused = one_line(classes["double: rejects the case in double/l"])
+    assert (refused["states"], refused["fixed"], refused["regressions"]) == (["shows", "fixed"], "2.0", [])
+
+
+def test_the_gate_fails_on_new_classes_of_the_newest_release_and_on_uncovered_regressions():
+    base = strip_records("double/c[x=1]", {"1.0": "fail", "2.0": "pass", "3.0": "fail"}, gate="new")
+    model = build(base + strip_records("double/k[x=1]", {"1.0": "fail", "2.0": "fail", "3.0": "pass"}, gate="new"))
+    gate = model["gate"]
+    assert gate["status"] == 1 and gate["newest"] == {"double": "3.0"}
+    assert [u["name"] for u in gate["uncovered"]] == ["double: fails in double/c"]
+    assert [(r["name"], r["again"], r["new"]) for r in gate["regressions"]] == [("double: fails in double/c", "3.0", 1)]
+    # the regression and the newest release's failure known to the expectations: status 0
+    known = [dict(r, gate="expected") if r["verdict"] == "fail" else r for r in base]
+    gate = build(known)["gate"]
+    assert gate["status"] == 0 and gate["uncovered"] == [] and gate["regressions"] == []
+    assert [r["again"] for r in gate["known_regressions"]] == ["3.0"]
+    # the newest release ran clean, the older ones did not: status 0
+    assert build(strip_records("double/k[x=1]", {"1.0": "fail", "2.0": "pass"}, gate="new"))["gate"]["status"] == 0
+
+
+def test_support_timelines_show_the_first_release_that_accepts_each_op():
+    envs = [{"package": "double", "version": v, "error": "", "support": [
+        {"target": f"double-{v}/CPU@onnx-22", "spec": "onnx-22", "op": op, "state": state,
+         "why": "" if state == "accepts" else f"{v} says no"} for op, state in ops.items()]}
+        for v, ops in (("1.0", {"GRU": "refuses", "LSTM": "refuses"}), ("2.0", {"GRU": "accepts", "LSTM": "refuses"}),
+                       ("3.0", {"GRU": "accepts", "LSTM": "accepts"}))]
+    envs.append({"package": "double", "version": "2.5", "error": "broken: every probe crashed", "state": "broken"})
+    model = build(records(), environments=envs)
+    rows = {(r["spec"], r["op"]): r for r in model["support"]["double"]}
+    assert model["releases"]["double"] == ["1.0", "2.0", "2.5", "3.0"]
+    gru, lstm = rows[("onnx-22", "GRU")], rows[("onnx-22", "LSTM")]
+    assert gru["states"] == ["refuses", "accepts", None, "accepts"] and (gru["first"], gru["since"]) == ("2.0", "2.0")
+    assert lstm["states"] == ["refuses", "refuses", None, "accepts"] and (lstm["first"], lstm["since"]) == ("3.0", "3.0")
+    assert lstm["why"] == {"1.0": "1.0 says no", "2.0": "2.0 says no"} and lstm["lines"] == ["double/CPU@onnx-22"]
+    versions = {v["release"]: v["state"] for v in model["versions"]["double"]}
+    assert versions["2.5"] == "broken" and versions["2.0"] == "ready"
+    out = io.StringIO()
+    print_history(Console(file=out, width=80), model)
+    assert "support: double onnx-22 LSTM: accepted since 3.0; refused or crashed on 1.0, 2.0" in out.getvalue()
+
+
+def test_the_terminal_table_keeps_versions_whole_names_files_relatively_and_narrows_off_a_terminal(tmp_path):
+    where = os.path.join(os.getcwd(), "expectations", "double.yaml") + ":12"
+    assert relative(where) == os.path.join("expectations", "double.yaml") + ":12"
+    assert relative("/elsewhere/x.yaml:3") in ("/elsewhere/x.yaml:3", os.path.relpath("/elsewhere/x.yaml") + ":3")
+    recs = strip_records("double/c[x=1]", {"1.0": "fail", "2.0": "pass", "3.0": "fail"}, gate="expected",
+                         expected={"where": where, "reason": "c is wrong", "kind": "known-bug"})
+    for r in recs:
+        r["runtime_version"] = r["runtime_version"].replace("1.0", "2026.0.0").replace("2.0", "2026.1.0").replace(
+            "3.0", "2026.10.12")
+        r["target"] = f"double-{r['runtime_version']}/CPU@onnx-14"
+    model = build(recs)
+    for width, terminal in ((80, False), (60, True), (200, True)):
+        out = io.StringIO()
+        print_history(Console(file=out, width=width, force_terminal=terminal, color_system=None), model)
+        text = out.getvalue()
+        assert "2026.10.12" in text and "2026.0.0" in text and "…" not in text.split("gate:")[0].replace("→", "")
+        assert where not in text and os.path.join("expectations", "double.yaml") + ":12: c is wrong" in text
+        assert ("┃" in text) == (terminal and width == 200)   # a table only where it fits a terminal
+    out = io.StringIO()
+    print_history(Console(file=out, width=80), model)
+    assert "first 2026.0.0 · last affected 2026.10.12 · fixed in —" in out.getvalue()
+
+
+def test_expectations_that_cover_nothing_give_one_warning_with_a_count(tmp_path):
+    model = build(records(), expectations=entries(tmp_path, "double-*/CPU@*", "never seen", "nothing either"))
+    out = io.StringIO()
+    print_history(Console(file=out, width=80), model)
+    text = out.getvalue()
+    assert text.count("warning: 2 expectation entries") == 1 and "matches nothing" not in text
+
+
+def test_bisect_narrows_a_change_of_support_as_it_narrows_a_class():
+    from conformance.history.cli import gaps_in
+    envs = [{"package": "double", "version": v, "error": "", "support": [
+        {"target": f"double-{v}/CPU@onnx-22", "spec": "onnx-22", "op": "LSTM", "state": state, "why": ""}]}
+        for v, state in (("1.0", "refuses"), ("2.0", "accepts"), ("3.0", "accepts"))]
+    steady = [record("double/b[x=2]", rel, "pass") for rel in ("1.0", "2.0", "3.0")]   # no class changes
+    model = build(steady, environments=envs)
+    every = {"double": ["1.0", "1.2", "1.4", "1.6", "2.0", "2.5", "3.0"]}
+    tried = {("double", v) for v in ("1.0", "2.0", "3.0")}
+    assert gaps_in(model, tried, every) == [("double", "1.4")]
+    assert gaps_in(model, tried | {("double", "1.4")}, every) == [("double", "1.6")]   # a release tried is not asked again
+
+
+def test_repeats_go_where_a_boundary_or_a_regression_could_be_luck():
+    """A class's ends (the clean release before it shows, the release that fixes it) are run again,
+    and a class that comes back after a fix is run again on every release: a pair that passes by
+    luck (stale memory holding the right values) must not move a boundary unseen."""
+    recs = (strip_records("double/z[x=1]", {"1.0": "pass", "2.0": "fail", "3.0": "fail", "4.0": "pass"})
+            + strip_records("double/c[x=1]", {"1.0": "fail", "2.0": "pass", "3.0": "fail", "4.0": "fail"}))
+    wanted = suspects(build(recs))
+    assert wanted == {("double", "1.0"): {"double/z[x=1]", "double/c[x=1]"}, ("double", "4.0"): {"double/z[x=1]", "double/c[x=1]"},
+                      ("double", "2.0"): {"double/c[x=1]"}, ("double", "3.0"): {"double/c[x=1]"}}

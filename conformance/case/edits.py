@@ -116,6 +116,20 @@ def without_projection(case: Case) -> Case:
     return replace(case, "no-projection", attrs, tensors)
 
 
+def moderate(case: Case, limit: float = 1.0) -> Case:
+    """``case`` with every floating tensor whose finite values go beyond ``limit`` scaled down so that
+    its largest finite magnitude is ``limit`` (the fuzzer's reduction of the feature ``large``)."""
+    tensors = dict(case.tensors)
+    for name, arr in case.tensors.items():
+        if name == "sequence_lens" or not (arr.dtype.kind == "f" or arr.dtype.name == "bfloat16"):
+            continue
+        wide = np.asarray(arr, dtype=np.float64)
+        finite = np.abs(wide[np.isfinite(wide)])
+        if finite.size and finite.max() > limit:
+            tensors[name] = (wide * (limit / finite.max())).astype(arr.dtype)
+    return replace(case, "moderate", tensors=tensors)
+
+
 def float32(case: Case) -> Case:
     tensors = {k: (v.astype(np.float32) if v.dtype.kind == "f" or v.dtype.name == "bfloat16" else v)
                for k, v in case.tensors.items()}

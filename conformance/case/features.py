@@ -115,6 +115,10 @@ def _framework_tokens(a) -> set[str]:
     return out
 
 
+#: a value beyond this magnitude saturates every gate's activation: the token ``large``
+LARGE = 8.0
+
+
 def _value_tokens(case) -> set[str]:
     out: set[str] = set()
     try:
@@ -131,7 +135,7 @@ def _value_tokens(case) -> set[str]:
             out.add("nan")
         if np.any(np.isinf(v)):
             out.add("inf")
-        if np.any((v > 8.0) & np.isfinite(v)):
+        if np.any((v > LARGE) & np.isfinite(v)):
             out.add("large")
     return out
 
@@ -272,7 +276,9 @@ FEATURES: tuple[Feature, ...] = (
     Feature("per_direction_activations", {"per_direction_activations": "activations per direction"},
             ablation=None),
     Feature("cell", {"form=": "one time step (cell)"}, ablation=None),
-    Feature("values", {"subnormal": None, "nan": None, "inf": None, "large": None,
+    Feature("large", {"large": None}, lambda c: "large" in _value_tokens(c), edits.moderate,
+            lambda c: "values beyond ±8 are given", ablation=None, reduction=19),
+    Feature("values", {"subnormal": None, "nan": None, "inf": None,
                        "direction=": None, "violates=": None}, ablation=None),
 )
 

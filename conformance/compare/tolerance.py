@@ -104,7 +104,7 @@ class Tolerance:
         stat = model.get("statistical") or {}
         if stat and self.stat_factor > 0 and all(e.sigma is not None for r in readings
                                                  for e in r.outputs.values()):
-            from oracles.fast import statistical_factor
+            from oracles.precision.statistical import statistical_factor
             lam, c_k = statistical_factor(stat["elements"], stat["samples"], self.false_alarm)
             resolved = replace(resolved, stat_scale=lam * c_k)
         return replace(resolved, source=derived_source(model, resolved))
@@ -137,6 +137,8 @@ def derived_source(model: dict, tol: Tolerance) -> str:
              f"accumulation {model.get('accumulation', '?')}"]
     if model.get("inputs"):  # a narrower arithmetic than the model's type: the inputs rounded to it
         parts.append(f"inputs {model['inputs']}")
+    if model.get("kernel"):  # a reduced-precision kernel: where it rounds (oracles.precision.kernel)
+        parts.append(f"{model['kernel']} ({model.get('scheme', '')})")
     if "dot_length" in model:
         parts.append(f"dot length {model['dot_length']} ({model.get('dot_terms', '')})")
     if "steps" in model:

@@ -97,13 +97,26 @@ def judge_computed_in(case, program, outputs: list, oracle, bounds_for) -> Judge
     precision may do: the same exact values, and the derived tolerance over the precision model's
     bound for that arithmetic (inputs rounded to it). ``bounds_for(reading.choices)`` returns that
     bound per output and the model's parameters (``oracles.computed_in``)."""
-    readings, model = [], {}
+    readings, model, offsets = [], {}, []
     for reading in oracle.readings:
-        bounds, model = bounds_for(reading.choices)
-        readings.append(replace(reading, outputs={name: replace(exp, bound=bounds[name])
-                                                  for name, exp in reading.outputs.items()}))
+        found = bounds_for(reading.choices)
+        bounds, model = found
+        sigma, offset = getattr(found, "sigma", None), getattr(found, "offset", None)
+        offsets.append(offset)
+        readings.append(replace(reading, outputs={
+            name: replace(exp, bound=bounds[name], sigma=None if sigma is None else sigma[name])
+            for name, exp in reading.outputs.items()}))
     narrowed = replace(oracle, readings=readings, precision=model)
-    return judge_outputs(case, program, outputs, narrowed, named_policy(DEFAULT_POLICY, case.dtype))
+    tolerance = named_policy(DEFAULT_POLICY, case.dtype)
+    if all(o is not None for o in offsets) and model.get("statistical"):
+        # the inputs' known rounding is an offset beside the random part: allowed there is
+        # stat_factor × (λ·c_K·sigma + offset), so sigma carries offset / (λ·c_K)
+        scale = tolerance.resolve(narrowed, case).stat_scale
+        if scale > 0:
+            narrowed = replace(narrowed, readings=[replace(r, outputs={
+                name: replace(exp, sigma=exp.sigma + offset[name] / scale)
+                for name, exp in r.outputs.items()}) for r, offset in zip(readings, offsets) if offset is not None])
+    return judge_outputs(case, program, outputs, narrowed, tolerance)
 
 
 def _rank(j: Judgement):

@@ -11,8 +11,10 @@ judged under the expectations, with the usual report (``OUT/index.html``) and th
 from __future__ import annotations
 
 import datetime
+import functools
 import importlib.util
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -20,8 +22,10 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from conformance.history.versions import PYPI, VersionSpecError, available, parse
+from conformance.history.versions import EXTRA, PYPI, VersionSpecError, available, outside, parse
 
+#: the targets a history runs without --config: each release's plain targets (docs/history.md)
+DEFAULT_CONFIGS = ("forms=default",)
 #: the ops in the order a feature class's file is taken from: the LSTM has the most features
 OPS_BY_REACH = ("lstm", "gru", "rnn")
 
@@ -73,33 +77,50 @@ def representative(root: Path = Path("cases"), limits=None) -> list[Path]:
               help="Known divergences (files or folders, repeatable); their `versions:` ranges apply per release.")
 @click.option("--fresh", is_flag=True, help="Run every release again instead of resuming its results.")
 @click.option("--retry", is_flag=True, help="Try again to install the releases that failed before.")
+@click.option("--allow-unsupported", is_flag=True,
+              help="Also run releases outside the range the suite supports (the `runtimes` extra of "
+                   "pyproject.toml); without it they are left out, with a warning.")
 @click.option("--ablation/--no-ablation", default=True, show_default=True, help="Name the causes of each release's failures.")
 @click.option("--bisect", "bisect_rounds", default=0, type=click.IntRange(0, 20), metavar="ROUNDS",
-              help="Then narrow each change of a class (it appears, or is fixed) between two releases run, "
-                   "by running the releases between them: at most ROUNDS rounds, one middle release per gap "
-                   "each (0: off).")
+              help="Then narrow each change between two releases run (a class appears or is fixed, a spec "
+                   "version's op becomes accepted or refused) by running the releases between them: at most "
+                   "ROUNDS rounds, one middle release per gap each (0: off).")
 @click.option("--repeat", "repeats", default=2, show_default=True, type=click.IntRange(0, 10),
-              help="Run the cases of every class that comes back after a fix this many times more on each "
-                   "release: a case whose verdict varies between runs of one release marks that release "
-                   "unstable for its class instead of a regression (0: off).")
+              help="Run again, this many times more, the cases of every class that comes back after a fix "
+                   "(on each release) and of every class at its ends (the clean release before it shows, the "
+                   "one that fixes it): a case that passes in one run of a release and fails in another marks "
+                   "that release unstable for its class (0: off).")
+@click.option("--config", "configs", multiple=True, metavar="KEY=VALUE",
+              help="Only each release's targets in this configuration (repeatable: any of them), as `conformance "
+                   "run --config` selects them; an execution form (shape=dynamic, weights=inputs, session=reused, "
+                   "threads=4, relations=on; docs/forms.md) runs in the release itself. Default: forms=default "
+                   "(the plain targets).")
 @click.option("--index-url", default=PYPI, show_default=True, help="The package index's JSON API.")
 def history_command(selections, case_paths, full, expr, spec_filter, limit, out_dir, jobs, timeout, expectation_paths,
-                    fresh, retry, ablation, bisect_rounds, repeats, index_url):
+                    fresh, retry, allow_unsupported, ablation, bisect_rounds, repeats, configs, index_url):
     """Run the corpus on every release SELECTIONS name and merge the runs: OUT/history.html shows for
-    each divergence the first and last release it shows in and the release that fixed it, a timeline
-    of verdicts per runtime and a strip of verdicts per case.
+    each divergence the first and last release it affects and the release that fixed it, for each
+    spec version and op the releases that accept it, a timeline of verdicts per runtime and a strip
+    of verdicts per case.
 
     SELECTIONS: NAME==LOW..HIGH[:N] (the newest patch of each minor release line in the range, N of
-    them evenly spread), NAME==V1,V2 or NAME==V; NAME is onnxruntime or openvino. Exit status 0
-    (a history describes; `conformance run` gates), 2 on a usage error or a case file with an error.
+    them evenly spread), NAME==V1,V2 or NAME==V; NAME is onnxruntime or openvino. Exit status 1 when
+    the newest release of a runtime has a divergence the expectations do not cover, or a class
+    regresses where they do not excuse it (a CI job's gate); 2 on a usage error or a case file with
+    an error; else 0.
     """
     from conformance.case import load_paths
     from conformance.cli import case_limits
     from conformance.gate import Expectations, ExpectationsError
+    from conformance.history.repeats import run_repeats
+    from conformance.report.history_terminal import print_history
     from conformance.run import SelectError, compile_expression
-    from conformance.selection import specs_by_format
+    from conformance.selection import parse_config, specs_by_format
 
     console = Console(stderr=False)
+    configs = tuple(configs) or DEFAULT_CONFIGS
+    for value in configs:
+        parse_config(value)  # a malformed value fails before any release is installed
     try:
         chosen = [parse(s) for s in selections]
         select = compile_expression(expr)
@@ -110,6 +131,7 @@ def history_command(selections, case_paths, full, expr, spec_filter, limit, out_
         raise click.UsageError("a history of OpenVINO needs the pinned openvino here too: its builders write the IR "
                                "programs every release reads (pip install -c constraints.txt openvino, or use "
                                "`nox -s history`)")
+    releases, every, unsupported = choose_releases(console, chosen, limit, bisect_rounds, index_url, allow_unsupported)
     paths = list(case_paths) or ([Path("cases")] if full else representative(Path("cases"), case_limits()))
     if not paths or not all(Path(p).exists() for p in paths):
         raise click.UsageError("no case paths given and ./cases does not exist")
@@ -117,50 +139,78 @@ def history_command(selections, case_paths, full, expr, spec_filter, limit, out_
     cases = [c for c in cases if select(c.id)]
     formats = specs_by_format(spec_filter)
 
-    releases, every = [], {}
+    console.print(f"history of {len(releases)} releases on {len(cases)} cases: "
+                  + ", ".join(f"{p} {v}" for p, v in releases), highlight=False, soft_wrap=True)
+    started = datetime.datetime.now(datetime.UTC).isoformat()
+    run = functools.partial(run_releases, console, cases=cases, load_errors=load_errors, formats=formats,
+                            out_dir=out_dir, jobs=jobs, timeout=timeout, expectations=expectations, fresh=fresh,
+                            retry=retry, ablation=ablation, unsupported=unsupported, configs=configs)
+    envs, timings = run(releases)
+    for round_ in range(bisect_rounds + 1):
+        if repeats:  # before bisecting: an unstable pair is no change to narrow
+            run_repeats(console, envs, _model(envs, expectations), cases, formats, jobs, timeout, repeats,
+                            configs)
+        between = gaps(envs, expectations, every) if round_ < bisect_rounds else []
+        if not between:
+            break
+        console.print("bisecting: " + ", ".join(f"{p} {v}" for p, v in between), highlight=False, soft_wrap=True)
+        more, more_timings = run(between)
+        envs += more
+        timings.update(more_timings)
+    merged = merge(out_dir, envs, expectations, started, timings, [str(p) for p in paths], {c.id for c in cases})
+    print_history(console, merged["model"])
+    console.print(f"history: {merged['records']} verdicts from {merged['runs']} release runs; "
+                  f"{merged['unavailable']} release(s) not run; report {out_dir / 'history.html'}",
+                  highlight=False, soft_wrap=True)
+    sys.exit(2 if load_errors else merged["model"]["gate"]["status"])
+
+
+def choose_releases(console, chosen, limit, bisect_rounds, index_url, allow_unsupported):
+    """([(package, version)] to run, {package: releases a bisection may add}, {(package, version)
+    outside the supported range that run anyway}). A release outside the range the suite supports
+    (:func:`.versions.supported`) is left out with a warning (a range then spreads over the rest),
+    unless ``allow_unsupported``."""
+    releases, every, unsupported = [], {}, set()
     for sel in chosen:
         try:
             if not sel.listed or bisect_rounds:
                 every[sel.package] = available(sel.package, index_url)
-            found = sel.pick(every.get(sel.package, []), limit)
         except OSError as exc:
             raise click.UsageError(f"{sel.package}: cannot list its releases at {index_url} ({exc}); name the "
                                    f"releases instead (NAME==V1,V2)") from exc
+        pool = every.get(sel.package, [])
+        out, supported_range = outside(sel.package, sel.pick(pool))   # every release line it names
+        if not allow_unsupported:
+            pool = [v for v in pool if v not in set(outside(sel.package, pool)[0])]
+            every[sel.package] = pool
+        found = sel.pick(pool, limit)
+        if out:
+            what = "left out (--allow-unsupported runs them)" if not allow_unsupported else "run, as asked"
+            console.print(f"warning: {sel.package} {', '.join(out)}: outside the range the suite supports "
+                          f"({supported_range}, the `{EXTRA}` extra of pyproject.toml): {what}", highlight=False,
+                          markup=False, soft_wrap=True)
+            if allow_unsupported:
+                unsupported.update((sel.package, v) for v in found if v in out)
+            else:
+                found = [v for v in found if v not in out]
         if not found:
-            raise click.UsageError(f"{sel.package}: no release installable here in {sel.low}..{sel.high}")
+            why = (f"every release it names is outside {supported_range} (--allow-unsupported runs them)" if out
+                   else f"no release installable here in {sel.low}..{sel.high}")
+            raise click.UsageError(f"{sel.package}: {why}")
         releases += [(sel.package, v) for v in found]
-    console.print(f"history of {len(releases)} releases on {len(cases)} cases: "
-                  + ", ".join(f"{p} {v}" for p, v in releases), highlight=False, soft_wrap=True)
-    started = datetime.datetime.now(datetime.UTC).isoformat()
-    envs, timings = run_releases(console, releases, cases, load_errors, formats, out_dir, jobs, timeout,
-                                 expectations, fresh, retry, ablation)
-    for _ in range(bisect_rounds):
-        between = gaps(envs, expectations, every)
-        if not between:
-            break
-        console.print("bisecting: " + ", ".join(f"{p} {v}" for p, v in between), highlight=False, soft_wrap=True)
-        more, more_timings = run_releases(console, between, cases, load_errors, formats, out_dir, jobs, timeout,
-                                          expectations, fresh, retry, ablation)
-        envs += more
-        timings.update(more_timings)
-    if repeats:
-        repeat_regressions(console, envs, expectations, cases, formats, out_dir, jobs, timeout, repeats)
-    merged = merge(out_dir, envs, expectations, started, timings, [str(p) for p in paths], {c.id for c in cases})
-    print_classes(console, merged["model"])
-    console.print(f"history: {merged['records']} verdicts from {merged['runs']} release runs; "
-                  f"{merged['unavailable']} release(s) unavailable; report {out_dir / 'history.html'}",
-                  highlight=False, soft_wrap=True)
-    sys.exit(2 if load_errors else 0)
+    return releases, every, unsupported
 
 
 def run_releases(console, releases, cases, load_errors, formats, out_dir, jobs, timeout, expectations, fresh,
-                 retry, ablation, make_env=None):
+                 retry, ablation, make_env=None, unsupported=(), configs=DEFAULT_CONFIGS):
     """Each release's environment (``make_env(package, version, retry, log)``, by default
-    :func:`.environments.ensure`), targets and run; ([environment facts], {release: seconds})."""
-    from conformance.cli import _execute
+    :func:`.environments.ensure`), checked (:func:`.targets.discover`: a broken one is listed with
+    the reason and not run), its targets in ``configs`` (``--config``) and run; ([environment
+    facts], {release: seconds})."""
+    from conformance.cli import _execute, form_slice
     from conformance.gate import classify
     from conformance.history.environments import ensure
-    from conformance.history.targets import env_targets
+    from conformance.history.targets import discover, in_configs
     from conformance.run import Options
     from conformance.run.files import OutLock
 
@@ -171,25 +221,36 @@ def run_releases(console, releases, cases, load_errors, formats, out_dir, jobs, 
         env = (make_env or ensure)(package, version, retry=retry,
                                    log=lambda text: console.print(text, highlight=False))
         facts = env.to_json()
+        if (package, version) in unsupported:
+            facts["supported"] = False
         if not env.error:
-            targets, skipped = env_targets(env, formats)
+            found = discover(env, formats)
+            (targets, unselected), skipped = in_configs(found.targets, configs), found.skipped
             facts["targets"] = [t.id for t in targets]
             facts["gates"] = {t.id: t.gates for t in targets if t.gates}
             facts["skipped"] = [s.__dict__ for s in skipped]
-            if not targets:
-                env.error = "no targets: " + "; ".join(f"{s.runtime}: {s.reason}" for s in skipped)[:600]
+            facts["support"] = [] if found.broken else found.support   # a broken release says nothing of support
+            if found.broken:
+                env.error, facts["state"] = found.broken, "broken"
+            elif not targets:
+                env.error = "no targets: " + (unselected or "; ".join(f"{s.runtime}: {s.reason}" for s in skipped))[:600]
         if env.error:
             facts["error"] = env.error
-            console.print(f"{package} {version}: unavailable: {env.error}", highlight=False, markup=False,
-                          soft_wrap=True)
+            facts["state"] = facts.get("state") if facts.get("state") not in (None, "ready") else "unavailable"
+            console.print(f"{package} {version}: not run ({facts['state']}): {env.error}", highlight=False,
+                          markup=False, soft_wrap=True)
         else:
             run_dir = Path(out_dir) / "runs" / env.name
             options = Options(out_dir=run_dir, jobs=jobs, timeout=timeout)
+            options.slice_ids = form_slice(cases, targets, configs)   # the sliced forms' cases, as `run` has them
             console.print(f"{package} {version}: {len(targets)} targets, {len(cases)} cases -> {run_dir}",
                           highlight=False)
+            if fresh:  # repeats of an earlier run do not speak for this one
+                for old in run_dir.glob("repeat-*"):
+                    shutil.rmtree(old, ignore_errors=True)
             with OutLock(run_dir):
                 _execute(console, cases, load_errors, targets, skipped, options, fresh, expectations, None, gate,
-                         ablation, 4000, 600.0, None, True)
+                         ablation, 4000, 600.0, None, True, warn_unused=False)
             facts["run"] = str(run_dir)
         timings[env.name] = round(time.perf_counter() - start, 1)
         facts["seconds"] = timings[env.name]
@@ -199,11 +260,12 @@ def run_releases(console, releases, cases, load_errors, formats, out_dir, jobs, 
 
 def _load_runs(envs: list):
     """(the run folders of ``envs`` that hold results, their records merged and marked by
-    :func:`mark_unstable`, the :class:`~conformance.report.merge.Loaded` they came from)."""
+    :func:`.repeats.mark`, the :class:`~conformance.report.merge.Loaded` they came from)."""
+    from conformance.history.repeats import mark
     from conformance.report.merge import Loaded, load
     runs = [e["run"] for e in envs if e.get("run") and (Path(e["run"]) / "results.jsonl").is_file()]
     loaded = load(runs) if runs else Loaded()
-    return runs, mark_unstable(loaded.records, runs), loaded
+    return runs, mark(loaded.records, runs), loaded
 
 
 def _model(envs: list, expectations) -> dict | None:
@@ -213,76 +275,38 @@ def _model(envs: list, expectations) -> dict | None:
     return history.build(records, expectations, loaded.clusters, envs) if runs else None
 
 
-def repeat_regressions(console, envs: list, expectations, cases, formats, out_dir, jobs, timeout, times: int) -> None:
-    """Run the cases of every class with a regression ``times`` more times on each release of its
-    runtime (``RUN/repeat-K/``): :func:`mark_unstable` then finds the pairs whose verdict varies."""
-    from conformance.cli import _execute
-    from conformance.history.environments import Env
-    from conformance.history.targets import env_targets
-    from conformance.run import Options
-    from conformance.run.files import OutLock
-
-    model = _model(envs, expectations)
-    suspects: dict[str, set[str]] = {}
-    for cls in (model or {}).get("classes", []):
-        for line in cls["lines"]:
-            if line.get("regressions"):
-                suspects.setdefault(line["runtime"], set()).update(cls.get("case_ids") or [])
-    for env in envs:
-        wanted = suspects.get(env["package"])
-        if not wanted or not env.get("run"):
-            continue
-        chosen = [c for c in cases if c.id in wanted]
-        release = Env(env["package"], env["version"], Path(env["python"]).parent.parent, python=env["python"])
-        targets, skipped = env_targets(release, formats)
-        console.print(f"{env['package']} {env['version']}: {len(chosen)} cases of classes that came back, "
-                      f"{times} more time{'s' if times != 1 else ''}", highlight=False)
-        for k in range(1, times + 1):
-            folder = Path(env["run"]) / f"repeat-{k}"
-            with OutLock(folder):
-                _execute(console, chosen, [], targets, skipped, Options(out_dir=folder, jobs=jobs, timeout=timeout),
-                         True, None, None, None, False, 0, 0.0, None, True)
-
-
-def mark_unstable(records: list, runs: list) -> list:
-    """The records, each whose (case, target) got another verdict in a repeat of its release's run
-    (``RUN/repeat-*/results.jsonl``) marked ``unstable`` with every verdict seen."""
-    from conformance.run.results import read_results
-    seen: dict[tuple, set] = {}
-    for run in runs:
-        for path in sorted(Path(run).glob("repeat-*/results.jsonl")):
-            for rec in read_results(path):
-                if "case" in rec and "target" in rec:
-                    seen.setdefault((rec["case"], rec["target"]), set()).add(rec["verdict"])
-    out = []
-    for rec in records:
-        verdicts = seen.get((rec["case"], rec["target"]), set()) | {rec["verdict"]}
-        out.append(dict(rec, unstable=sorted(verdicts)) if len(verdicts) > 1 else rec)
-    return out
-
-
 def gaps(envs: list, expectations, every: dict) -> list[tuple[str, str]]:
-    """The middle release of each gap in which a class changes on a line (it shows in one release
-    run and not in the next one run, or the other way round) and releases not run lie between."""
-    from packaging.version import Version
-
+    """The middle release of each gap in which something changes between two releases run on a
+    line, with releases not run between them: a class affects one and not the other (an unstable
+    release is neither), or a spec version's op is accepted by one and not the other. The same
+    runs give the same releases."""
     model = _model(envs, expectations)
-    if model is None:
-        return []
-    tried = {(e["package"], e["version"]) for e in envs}
+    return [] if model is None else gaps_in(model, {(e["package"], e["version"]) for e in envs}, every)
+
+
+def gaps_in(model: dict, tried: set, every: dict) -> list[tuple[str, str]]:
+    """:func:`gaps` of a history model, ``tried`` the (package, version) already run."""
+    from packaging.version import Version
     wanted: set[tuple[str, str]] = set()
+
+    def between(runtime: str, steps: list[tuple[str, bool]]) -> None:
+        for (low, was), (high, now) in zip(steps, steps[1:]):
+            if was == now:
+                continue
+            inside = [v for v in every.get(runtime, [])
+                      if Version(low) < Version(v) < Version(high) and (runtime, v) not in tried]
+            if inside:
+                wanted.add((runtime, inside[len(inside) // 2]))
+
     for cls in model["classes"]:
         for line in cls["lines"]:
-            runtime = line["line"].split("/", 1)[0]
-            order = model["releases"].get(runtime, [])
-            ran = [(v, st) for v, st in zip(order, line["states"]) if st in ("shows", "fixed", "clean")]
-            for (low, was), (high, now) in zip(ran, ran[1:]):
-                if (was == "shows") == (now == "shows"):
-                    continue
-                inside = [v for v in every.get(runtime, [])
-                          if Version(low) < Version(v) < Version(high) and (runtime, v) not in tried]
-                if inside:
-                    wanted.add((runtime, inside[len(inside) // 2]))
+            order = model["releases"].get(line["runtime"], [])
+            between(line["runtime"], [(v, v in line["affected"]) for v, st in zip(order, line["states"])
+                                      if st in ("shows", "otherwise", "fixed", "clean")])
+    for runtime, rows in model.get("support", {}).items():
+        order = model["releases"].get(runtime, [])
+        for row in rows:
+            between(runtime, [(v, st == "accepts") for v, st in zip(order, row["states"]) if st is not None])
     return sorted(wanted, key=lambda pv: (pv[0], Version(pv[1])))
 
 
@@ -312,36 +336,3 @@ def merge(out_dir: Path, envs: list, expectations, started: str, timings: dict, 
     history.write(model, out_dir)
     return {"records": len(records), "runs": len(runs), "unavailable": sum(1 for e in envs if e.get("error")),
             "model": model}
-
-
-def print_classes(console, model: dict, limit: int = 40) -> None:
-    """The divergence classes on the terminal: per class and runtime, the first and last release it
-    shows in on any line, the release that fixed it on every line (— while one still shows it), and
-    its regressions."""
-    from rich.table import Table
-    table = Table(title="divergence classes across releases", show_lines=False)
-    table.add_column("class", overflow="ellipsis", no_wrap=True, max_width=max(30, console.width - 60))
-    for column in ("runtime", "first", "last", "fixed", "regressions"):
-        table.add_column(column, no_wrap=True)
-    rows = 0
-    for cls in model.get("classes", []):
-        by_runtime: dict = {}
-        for line in cls["lines"]:
-            by_runtime.setdefault(line["line"].split("/", 1)[0], []).append(line)
-        for runtime, lines in sorted(by_runtime.items()):
-            order = model["releases"].get(runtime, [])
-            shown = [ln for ln in lines if ln.get("first")]
-            if not shown:
-                continue
-            first = min((ln["first"] for ln in shown), key=order.index)
-            last = max((ln["last"] for ln in shown), key=order.index)
-            fixed = "—" if any(ln.get("fixed") is None for ln in shown) else max(
-                (ln["fixed"] for ln in shown), key=order.index)
-            again = sorted({r["again"] for ln in shown for r in ln.get("regressions", [])}, key=order.index)
-            rows += 1
-            if rows <= limit:
-                table.add_row(cls["name"][:110], runtime, first, last, fixed, ", ".join(again))
-    if rows:
-        console.print(table)
-    if rows > limit:
-        console.print(f"... and {rows - limit} more rows in history.html", highlight=False)

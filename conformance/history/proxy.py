@@ -31,23 +31,25 @@ def environment() -> dict:
 
 
 class EnvRuntime:
-    """The runtime ``path`` (``module:attr`` with ``kwargs``) built by the interpreter ``python``."""
+    """The runtime ``path`` (``module:attr`` with ``kwargs``) built by the interpreter ``python``. A
+pair's plan of calls (an execution form: conformance/run/plans.py) goes there whole
+(:meth:`run_plan`), so a loaded model is reused, and threads run at once, in the release itself."""
 
     def __init__(self, python: str, path: str, kwargs: tuple = (), name: str = "", version: str = "",
                  format: str = "onnx"):
-        self.python, self.path, self.kwargs = python, path, kwargs
+        self.python, self.adapter, self.kwargs = python, path, kwargs
         self.name, self.version, self.format = name, version, format
         self._proc: subprocess.Popen | None = None
         self._start()
 
     def _start(self) -> None:
         self._proc = subprocess.Popen(
-            [self.python, "-s", "-m", "conformance.history.remote", "serve", self.path,
+            [self.python, "-s", "-m", "conformance.history.remote", "serve", self.adapter,
              json.dumps([list(kv) for kv in self.kwargs])],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=environment())
         hello = self._read()
         if hello["status"] != "ok":
-            raise RuntimeError(f"{self.path} could not be built in {self.python}: {hello['error']}")
+            raise RuntimeError(f"{self.adapter} could not be built in {self.python}: {hello['error']}")
 
     def _read(self) -> dict:
         assert self._proc is not None and self._proc.stdout is not None
@@ -89,8 +91,21 @@ class EnvRuntime:
                               "feeds": {k: pack(v) for k, v in feeds.items()}})
         return [unpack(o) for o in outputs]
 
+    def run_plan(self, plan):
+        """``plan`` run by the release's interpreter, as a worker runs it (conformance/run/serve.py
+        sends a plan job here instead of running its calls one by one through :meth:`run`)."""
+        from conformance.history.remote import plan_request
+        from conformance.run.plans import Answer
+        done = self._call({"op": "plan", "plan": plan_request(plan)})
+        return Answer([(status, None if outputs is None else [unpack(o) for o in outputs], error)
+                       for status, outputs, error in done["calls"]], done["loaded_by"], done["effective"] or {})
+
     def effective(self) -> dict:
         return self._call({"op": "effective"}) or {}
+
+    def path(self) -> dict:
+        """The path the release's last call took (the adapter's ``path()``), where it reports one."""
+        return self._call({"op": "path"}) or {}
 
     def describe(self) -> dict:
         return {**(self._call({"op": "describe"}) or {}), "python": self.python}

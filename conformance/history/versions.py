@@ -6,6 +6,10 @@ index with ``--index-url``): final releases only, with a wheel this interpreter 
 install (:func:`packaging.tags.sys_tags`). A range takes the newest patch release of each minor
 release line in it; ``:N`` after it (or ``--limit N`` for every range) keeps N of those, evenly
 spread, the first and last included.
+
+The suite supports the releases its ``runtimes`` extra admits (pyproject.toml, read from the
+installed package's metadata): :func:`supported`. A release outside that range is left out with a
+warning unless the history is told to allow it (``--allow-unsupported``).
 """
 
 from __future__ import annotations
@@ -15,8 +19,10 @@ import re
 import urllib.request
 from dataclasses import dataclass
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.tags import sys_tags
-from packaging.utils import parse_wheel_filename
+from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 #: the runtimes a history knows: package name → the adapter modules its targets come from (the
@@ -28,6 +34,8 @@ PACKAGES = {
 #: the import name of each package, for the import check
 IMPORT_NAMES = {"onnxruntime": "onnxruntime", "openvino": "openvino"}
 PYPI = "https://pypi.org/pypi"
+#: the suite's distribution, and the extra whose requirements say which runtime releases it supports
+DISTRIBUTION, EXTRA = "rnn-conformance", "runtimes"
 
 
 class VersionSpecError(ValueError):
@@ -111,3 +119,42 @@ def available(package: str, index: str = PYPI, timeout: float = 30.0) -> list[st
     """The releases of ``package`` installable here, from the index's JSON API."""
     with urllib.request.urlopen(f"{index.rstrip('/')}/{package}/json", timeout=timeout) as resp:  # noqa: S310
         return installable(json.load(resp)["releases"])
+
+
+def _suite_requirements() -> list[str]:
+    """The suite's requirements (its installed metadata, else pyproject.toml beside the package)."""
+    from importlib import metadata
+    try:
+        return list(metadata.requires(DISTRIBUTION) or [])
+    except metadata.PackageNotFoundError:
+        pass
+    import tomllib
+    from pathlib import Path
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    try:
+        project = tomllib.loads(pyproject.read_text())["project"]
+    except (OSError, KeyError, ValueError):
+        return []
+    return [f'{r}; extra == "{name}"' for name, reqs in project.get("optional-dependencies", {}).items() for r in reqs]
+
+
+def supported(package: str) -> SpecifierSet | None:
+    """The releases of ``package`` the suite supports: its specifier in the ``runtimes`` extra
+    (``onnxruntime>=1.18``); None where the extra does not name it (a test double)."""
+    for text in _suite_requirements():
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if (canonicalize_name(req.name) == canonicalize_name(package) and req.marker is not None
+                and req.marker.evaluate({"extra": EXTRA})):
+            return req.specifier
+    return None
+
+
+def outside(package: str, releases: list[str]) -> tuple[list[str], str]:
+    """(the ``releases`` outside the supported range, that range written as a requirement)."""
+    spec = supported(package)
+    if spec is None:
+        return [], ""
+    return [v for v in releases if not spec.contains(v, prereleases=True)], f"{package}{spec}"

@@ -84,7 +84,7 @@ def summarize(record: dict) -> dict:
         out["batch"] = batch
     declared = record.get("declared")
     if isinstance(declared, dict):     # the gate's `within: declared` reads its verdict
-        out["declared"] = {k: declared[k] for k in ("precision", "verdict", "ratio") if k in declared}
+        out["declared"] = {k: declared[k] for k in ("precision", "verdict", "ratio", "judged_by") if k in declared}
     if isinstance(record.get("silent"), dict):   # the report's spec-silent table reads the readings chosen
         out["silent"] = record["silent"]
     out["detail"] = "summary"

@@ -36,7 +36,11 @@ from conformance.report.merge import ReportInputError, load
               envvar="CONFORMANCE_ARTIFACTS",
               help="failing: a case page only for the cases with a divergence the gate does not excuse; full: for "
                    "every case with a divergent or unspecified verdict.")
-def report_command(results, out_dir, clusters_path, expectation_paths, no_expectations, baseline, artifacts):
+@click.option("--bugreports", is_flag=True,
+              help="Also write a verified bug report for every new divergence cluster into OUT/bugreports/ "
+                   "(conformance bugreport; the pages link to them).")
+def report_command(results, out_dir, clusters_path, expectation_paths, no_expectations, baseline, artifacts,
+                   bugreports):
     """Write OUT/index.html (with OUT/cases/ and OUT/families/), OUT/junit.xml and OUT/summary.md
     from RESULTS: results.jsonl files, or the folders `conformance run --out` wrote them in.
 
@@ -64,6 +68,7 @@ def report_command(results, out_dir, clusters_path, expectation_paths, no_expect
             loaded.records = regate(loaded.records, expectations, base, loaded.clusters)
     first = Path(results[0])
     out = out_dir or (first if first.is_dir() else first.parent)
+    refused = _bugreports(loaded, out) if bugreports else []
     index = render(loaded.records, loaded.runs, out, loaded.clusters, artifacts)
     junit = write_junit(loaded.records, out / "junit.xml")
     summary = write_markdown(loaded.records, loaded.runs, out / "summary.md", loaded.clusters)
@@ -77,3 +82,19 @@ def report_command(results, out_dir, clusters_path, expectation_paths, no_expect
         click.echo(f"warning: {warning}", err=True)
     for path in (index, junit, summary):
         click.echo(f"wrote {path}")
+    if refused:
+        raise SystemExit(1)
+
+
+def _bugreports(loaded, out: Path) -> list:
+    """``--bugreports``: a report per new cluster, in OUT/bugreports; the refusals (printed)."""
+    from conformance.bugreport.cli import Run, plugins_of, subjects_of, write_reports
+    subjects = subjects_of(Run(loaded.records, loaded.clusters), (), None, None, False, click.echo)
+    if not subjects:
+        click.echo("bug reports: no new divergence cluster")
+        return []
+    written, refused = write_reports(subjects, out / "bugreports", plugins_of(loaded.records))
+    for subject, why in refused:
+        click.echo(f"error: bug report {subject.name} ({subject.target_id}): {why}", err=True)
+    click.echo(f"bug reports: {len(written)} written in {out / 'bugreports'}" + (f", {len(refused)} refused" if refused else ""))
+    return refused

@@ -14,24 +14,28 @@ from release to release. :func:`build` makes a JSON-able model of four parts:
     per runtime, its release names in that order (what every timeline's and strip's cells align
     with), and its lines.
 ``classes``
-    the divergence classes. A failing pair belongs to the expectation entry that covers it (named by
-    its file:line and reason), else to the ablation cluster whose cause explains it (the same pair,
-    else the same case, else the same case family, for that runtime and verdict), else to
-    ``runtime: verb in family``. For each class and line: the releases it *shows* in (a failing pair
-    of the class), the first and the last, the release that *fixed* it, and its *regressions*. A
-    release fixes a class when the cases that failed that way in the last release it showed in all
-    ran on that line there and none of them failed that way (and no other case did); ``fixed`` is
-    the fix after its last showing (none while it still shows), ``fixes`` every one. A release
-    where its cases did not all run (``not-expressible`` at that spec version, a suite ``error``,
-    no record) neither shows nor fixes it. A regression is a fix followed by a later showing:
-    ``{"shown", "fixed", "again"}``.
+    the divergence classes (conformance/report/history_classes.py). A failing pair belongs to the
+    expectation entry that covers it (named by its file:line, relative to the current folder, and
+    reason), else to the ablation cluster whose cause explains it (the same pair, else the same
+    case, else the same case family, for that runtime and verdict), else to ``runtime: verb in
+    family``. For each class and line: its state in each release, the releases it *shows* in, those
+    it *affects* (its cases still fail, another way, while it is open), the first showing, the last
+    affected release, the release that *fixed* it (its cases all ran and passed), every fix, and its
+    *regressions* (a fix followed by a showing, or a refusal that became a silent divergence), and
+    per release the pairs the gate calls new (``new_by_release``).
+``support``
+    per runtime, the support timelines: for each spec version, op and line, which releases accept
+    the op's minimal program (conformance/report/history_support.py).
+``gate``
+    what the history says to a CI job (conformance/report/history_gate.py): its exit status and why.
 ``cases``
     per case and line, its verdict in each release of the runtime: only the strips whose verdict
     changes are kept, the steady ones are counted.
 ``expectations``
-    (with expectations) per entry and release of the runtimes its ``targets`` match: how many
-    failing pairs it covers there; ``covers_nothing`` lists the releases where it covers none, and
-    ``not_applicable`` those its ``versions`` exclude.
+    (with expectations) per entry whose ``targets`` match a release of the history (an entry of
+    another runtime is left out), per release: how many failing pairs it covers there;
+    ``covers_nothing`` lists the releases where it covers none, and ``not_applicable`` those its
+    ``versions`` exclude.
 
 :func:`write` lays the model out as ``history.json``, ``history.html`` (self-contained) and
 ``history.md``.
@@ -51,18 +55,23 @@ from packaging.version import InvalidVersion, Version
 
 from conformance.compare.verdicts import COLOURS, FAILING, MEANING, SEVERITY, SHORT, VERDICTS, worst
 from conformance.gate import Entry, Expectations, version_of_target
-from conformance.report.causes import VERB
-from conformance.report.markdown import code, text
-from conformance.report.view import family_of, natural_key, runtime_family, safe_link
+from conformance.report import history_gate, history_support
+from conformance.report.history_classes import (
+    NOT_RUN,
+    REFUSALS,
+    SOURCE_RANK,
+    Clusters,
+    class_of,
+    follow,
+    regression_text,
+    relative,
+)
+from conformance.report.history_markdown import markdown, verdict_rows
+from conformance.report.view import natural_key, safe_link
 from conformance.run.files import write_atomic
 
 TEMPLATES = Path(__file__).parent / "templates"
 
-#: verdicts that say a case did not run on a target: it neither shows a class nor fixes it
-NOT_RUN = frozenset({"not-expressible", "error"})
-#: the states of a class on a line in one release (a timeline's cells); None: no pair on the line there
-STATES = ("shows", "fixed", "clean", "not-run", "unstable")
-SOURCE_RANK = {"expectation": 0, "cluster": 1, "family": 2}
 
 
 # ----------------------------------------------------------------------------------------- helpers
@@ -110,107 +119,6 @@ def _applies(entry: Entry, version: str) -> bool:
     return True if check is None else bool(check(version))
 
 
-# ----------------------------------------------------------------------------------------- classes
-
-class _Clusters:
-    """Which ablation cluster explains a failing record: the one naming the pair, else the case,
-    else the case family, for the record's runtime family and verdict (first listed wins)."""
-
-    def __init__(self, clusters: Iterable[dict] | None):
-        self.by_pair: dict[tuple[str, str], dict] = {}
-        self.by_case: dict[tuple[str, str, str], dict] = {}
-        self.by_family: dict[tuple[str, str, str], dict] = {}
-        for c in clusters or []:
-            runtime, verdict = str(c.get("runtime") or ""), str(c.get("verdict") or "")
-            by_target = c.get("cases_by_target")
-            pairs = ([(str(case), str(t)) for t, ids in by_target.items() for case in ids or []]
-                     if isinstance(by_target, dict) else
-                     [(str(case), str(c.get("target") or "")) for case in c.get("cases") or []])
-            cases = [str(x) for x in c.get("cases") or []] + [case for case, _ in pairs]
-            for pair in pairs:
-                self.by_pair.setdefault(pair, c)
-            for case in cases:
-                self.by_case.setdefault((runtime, verdict, case), c)
-            for fam in [str(f) for f in c.get("families") or []] + [family_of(case) for case in cases]:
-                self.by_family.setdefault((runtime, verdict, fam), c)
-
-    def find(self, record: dict) -> dict | None:
-        key = (runtime_family(record), str(record["verdict"]))
-        pair = self.by_pair.get((record["case"], record["target"]))
-        if pair is not None and str(pair.get("verdict") or record["verdict"]) == key[1]:
-            return pair
-        return self.by_case.get((*key, record["case"])) or self.by_family.get((*key, family_of(record["case"])))
-
-
-def _class_of(record: dict, entry: Entry | None, clusters: _Clusters, gated_here: bool) -> tuple[tuple, dict]:
-    """(key, description) of a failing record's divergence class; without expectations here
-    (``gated_here`` false), the entry the record's own gate named (its ``expected``) counts."""
-    verdict = str(record["verdict"])
-    runtime = runtime_family(record)
-    if entry is not None:
-        where = str(entry.where)
-        return (("expectation", where), {
-            "source": "expectation", "name": f"{where}: {entry.reason}", "where": where, "reason": entry.reason,
-            "kind": entry.kind, "link": entry.link, "versions": str(getattr(entry, "versions", "") or "")})
-    given = None if gated_here else record.get("expected")
-    if isinstance(given, dict) and given.get("where"):        # gated before; no expectations given here
-        where = str(given["where"])
-        return (("expectation", where), {
-            "source": "expectation", "name": f"{where}: {given.get('reason') or ''}".rstrip(": "),
-            "where": where, "reason": str(given.get("reason") or ""), "kind": str(given.get("kind") or ""),
-            "link": str(given.get("link") or ""), "versions": str(given.get("versions") or "")})
-    cluster = clusters.find(record)
-    if cluster is not None:
-        cause = str(cluster.get("cause") or "(no cause named)")
-        return (("cluster", runtime, verdict, cause), {
-            "source": "cluster", "name": f"{runtime}: {cause}", "cause": cause, "cluster": cluster.get("id"),
-            "runtime": runtime, "verdict": verdict, "features": list(cluster.get("features") or [])})
-    fam = family_of(str(record["case"]))
-    return (("family", runtime, verdict, fam), {
-        "source": "family", "name": f"{runtime}: {VERB.get(verdict, verdict)} in {fam}", "family": fam,
-        "runtime": runtime, "verdict": verdict})
-
-
-def _follow(releases: list[str], present: set[str], members: dict[str, set[str]],
-            ran: dict[str, set[str]], unstable: dict[str, set[str]] | None = None) -> dict[str, Any]:
-    """A class on one line: its state in each release, and first, last, fixed, fixes, regressions.
-    A release where a case of the class gave different verdicts in repeated runs (``unstable``:
-    release -> cases) is ``unstable``: it neither shows, fixes nor brings the class back."""
-    unstable = unstable or {}
-    states: list[str | None] = []
-    shows: list[str] = []
-    fixes: list[str] = []
-    regressions: list[dict[str, str]] = []
-    reference: set[str] = set(next((members[r] for r in releases if members.get(r)), set()))
-    last_shown: str | None = None
-    fixed_at: str | None = None
-    for r in releases:
-        if r not in present:
-            states.append(None)
-            continue
-        failing = members.get(r) or set()
-        if unstable.get(r) and (unstable[r] & (failing | reference)):
-            states.append("unstable")
-            continue
-        if failing:
-            if fixed_at is not None and last_shown is not None:
-                regressions.append({"shown": last_shown, "fixed": fixed_at, "again": r})
-            fixed_at, last_shown, reference = None, r, set(failing)
-            shows.append(r)
-            states.append("shows")
-        elif reference and reference <= ran.get(r, set()):
-            if last_shown is not None and fixed_at is None:
-                fixed_at = r
-                fixes.append(r)
-                states.append("fixed")
-            else:
-                states.append("clean")
-        else:
-            states.append("not-run")
-    return {"states": states, "shows": shows, "first": shows[0] if shows else None,
-            "last": shows[-1] if shows else None, "fixed": fixed_at, "fixes": fixes, "regressions": regressions}
-
-
 # ------------------------------------------------------------------------------------------- build
 
 def build(records: Iterable[dict], expectations: Expectations | None = None, clusters: list[dict] | None = None,
@@ -246,10 +154,10 @@ def build(records: Iterable[dict], expectations: Expectations | None = None, clu
             versions[runtime].append({
                 "release": release, "counts": _ordered_counts(c), "pairs": sum(c.values()),
                 "targets": len(targets_of.get((runtime, release), ())),
-                "error": str((env or {}).get("error") or ""), "environment": env})
+                "error": str((env or {}).get("error") or ""), "state": _state(env), "environment": env})
 
     # ---- classes
-    index = _Clusters(clusters)
+    index = Clusters(clusters)
     ran: defaultdict[str, defaultdict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # line -> release
     present: defaultdict[str, set[str]] = defaultdict(set)
     runtime_of_line: dict[str, str] = {}
@@ -257,6 +165,8 @@ def build(records: Iterable[dict], expectations: Expectations | None = None, clu
     members: dict[tuple, defaultdict[str, defaultdict[str, set[str]]]] = {}   # class -> line -> release -> cases
     matched: dict[int, Counter] = defaultdict(Counter)   # id(entry) -> (runtime, release) -> pairs
     unstable: defaultdict[str, defaultdict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    failing: defaultdict[str, defaultdict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
+    new: defaultdict[str, defaultdict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for rec, runtime, release, line in rows:
         present[line].add(release)
         runtime_of_line.setdefault(line, runtime)
@@ -267,13 +177,16 @@ def build(records: Iterable[dict], expectations: Expectations | None = None, clu
             ran[line][release].add(str(rec["case"]))
         if verdict not in FAILING:
             continue
+        failing[line][release][str(rec["case"])] = verdict
+        if rec.get("gate", "new") == "new":
+            new[line][release].add(str(rec["case"]))
         entry = expectations.match(rec) if expectations is not None else None
         if entry is not None:
             matched[id(entry)][(runtime, release)] += 1
         # the class is the entry's on every release, whatever its `versions` say: a divergence that
         # comes back after the releases an entry names is the same class, a regression
         named = expectations.match(rec, any_version=True) if expectations is not None else None
-        key, info = _class_of(rec, named, index, expectations is not None)
+        key, info = class_of(rec, named, index, expectations is not None)
         if key not in classes:
             classes[key] = dict(info, runtimes=set(), verdicts=Counter(), pairs=0, cases=set())
             members[key] = defaultdict(lambda: defaultdict(set))
@@ -284,15 +197,25 @@ def build(records: Iterable[dict], expectations: Expectations | None = None, clu
         cls["cases"].add(str(rec["case"]))
         members[key][line][release].add(str(rec["case"]))
 
+    peers: defaultdict[str, defaultdict[str, dict[str, set[str]]]] = defaultdict(lambda: defaultdict(dict))
+    for by_line in members.values():   # line -> release -> failing case -> the cases of its class there
+        for line, by_release in by_line.items():
+            for release, cases in by_release.items():
+                for case in cases:
+                    peers[line][release][case] = cases
     class_list = []
     for key, cls in classes.items():
         lines = []
         for line in sorted(members[key], key=lambda ln: (runtime_of_line[ln], natural_key(ln))):
             runtime = runtime_of_line[line]
             by_release = members[key][line]
-            followed = _follow(order[runtime], present[line], by_release, ran[line], unstable.get(line))
+            followed = follow(order[runtime], present[line], by_release, ran[line], failing.get(line),
+                              unstable.get(line), refusal=set(cls["verdicts"]) <= REFUSALS, new=new.get(line),
+                              peers=peers.get(line))
             lines.append({"line": line, "runtime": runtime, **followed,
                           "cases": len(set().union(*by_release.values())),
+                          "new_by_release": {r: len(by_release[r] & new[line][r]) for r in order[runtime]
+                                             if by_release.get(r) and by_release[r] & new[line][r]},
                           "unstable": [r for r, st in zip(order[runtime], followed["states"]) if st == "unstable"],
                           "pairs_by_release": {r: len(by_release[r]) for r in order[runtime] if by_release.get(r)}})
         cls.update(runtimes=sorted(cls["runtimes"]), cases=len(cls["cases"]), case_ids=sorted(cls["cases"]), lines=lines,
@@ -328,13 +251,25 @@ def build(records: Iterable[dict], expectations: Expectations | None = None, clu
                   "steady_by_line": dict(sorted(steady_by_line.items()))},
         "expectations": (_expectations(expectations, order, targets_of, matched)
                          if expectations is not None else None),
+        "support": history_support.timelines(envs, order, line_of),
     }
+    model["gate"] = history_gate.summarise(versions, class_list)
     return model
+
+
+def _state(env: dict | None) -> str:
+    """An environment's state: ``ready``, or why it has no pairs (``unavailable``: not installed;
+    ``broken``: installed, but its import or its probes show it cannot work; ``unsupported``:
+    outside the range the suite supports, left out); "" where the history did not say."""
+    if env is None:
+        return ""
+    return str(env.get("state") or ("unavailable" if env.get("error") else "ready"))
 
 
 def _expectations(expectations: Expectations, order: dict[str, list[str]],
                   targets_of: dict[tuple[str, str], set[str]], matched: dict[int, Counter]) -> list[dict]:
-    """Per entry, per release of the runtimes its targets match: the failing pairs it covers there."""
+    """Per entry, per release of the runtimes its targets match: the failing pairs it covers there;
+    an entry whose targets match no release of the history is left out."""
     out = []
     for entry in expectations.entries:
         if entry.tolerance is not None:
@@ -358,7 +293,10 @@ def _expectations(expectations: Expectations, order: dict[str, list[str]],
                     nothing.setdefault(runtime, []).append(release)
             if rows:
                 by_runtime[runtime] = rows
-        out.append({"where": str(entry.where), "name": f"{entry.where}: {entry.reason}", "reason": entry.reason,
+        if not by_runtime:
+            continue
+        where = relative(str(entry.where))
+        out.append({"where": where, "name": f"{where}: {entry.reason}", "reason": entry.reason,
                     "kind": entry.kind, "link": entry.link, "versions": str(getattr(entry, "versions", "") or ""),
                     "targets": [p.pattern for p in entry.targets], "releases": by_runtime,
                     "covers_nothing": nothing, "not_applicable": not_applicable,
@@ -372,81 +310,24 @@ def _env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
-    env.filters.update(short=lambda v: SHORT.get(v, v), link=safe_link)
+    env.filters.update(short=lambda v: SHORT.get(v, v), link=safe_link, regression=regression_text)
     env.globals.update(COLOURS=COLOURS, SEVERITY=SEVERITY, VERDICT_HELP=MEANING, SHORT=SHORT,
                        tokens=lambda records: "")
     return env
 
 
-def _verdict_rows(releases: list[dict]) -> list[str]:
-    found = {v for r in releases for v in r["counts"]}
-    return [v for v in SEVERITY if v in found] + sorted(v for v in found if v not in SEVERITY)
-
-
 def html(model: dict) -> str:
     generated = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    tables = {rt: _verdict_rows(rel) for rt, rel in model["versions"].items()}
+    tables = {rt: verdict_rows(rel) for rt, rel in model["versions"].items()}
     return _env().get_template("history.html.j2").render(model=model, root="", generated=generated,
                                                          verdict_rows=tables)
-
-
-def _cell(value: Any) -> str:
-    return "—" if value in (None, "") else text(value)
-
-
-def _regressions(line: dict) -> str:
-    return ", ".join(f"{r['shown']} → fixed {r['fixed']} → again {r['again']}" for r in line["regressions"])
-
-
-def markdown(model: dict, limit: int = 200) -> str:
-    out = ["# Conformance history", ""]
-    for runtime, releases in model["versions"].items():
-        out += [f"## {text(runtime)}: verdicts per release", ""]
-        names = [r["release"] for r in releases]
-        out += ["| verdict | " + " | ".join(code(n) for n in names) + " |", "|---|" + "---:|" * len(names)]
-        for v in _verdict_rows(releases):
-            out.append(f"| {text(v)} | " + " | ".join(str(r["counts"].get(v, "")) for r in releases) + " |")
-        out.append("| pairs | " + " | ".join(str(r["pairs"]) for r in releases) + " |")
-        failed = [r for r in releases if r["error"]]
-        if failed:
-            out += [""] + [f"- {code(runtime + '-' + r['release'])} not run: {text(r['error'])}" for r in failed]
-        out.append("")
-    out += ["## Divergence classes", ""]
-    if not model["classes"]:
-        out.append("No divergence in any release.")
-    else:
-        out += ["| class | line | shows in | first | last | fixed | regressions |", "|---|---|---|---|---|---|---|"]
-        for cls in model["classes"]:
-            for line in cls["lines"]:
-                out.append(f"| {text(cls['name'])} | {code(line['line'])} | {text(', '.join(line['shows']))} | "
-                           f"{_cell(line['first'])} | {_cell(line['last'])} | {_cell(line['fixed'])} | "
-                           f"{_cell(_regressions(line))} |")
-    out.append("")
-    if model.get("expectations") is not None:
-        out += ["## Expectations across releases", ""]
-        for e in model["expectations"]:
-            facts = [f"{text(rt)} {text(r['release'])}: {r['pairs'] if r['status'] == 'covers' else r['status']}"
-                     for rt, rows in e["releases"].items() for r in rows]
-            out.append(f"- {code(e['where'])} {text(e['reason'])}: " + ("; ".join(facts) or "no release of its targets"))
-        out.append("")
-    strips = model["cases"]["strips"]
-    out += ["## Cases whose verdict changes", "",
-            f"{len(strips)} case × line strips change across releases; {model['cases']['steady']} stay the same.", ""]
-    for s in strips[:limit]:
-        releases = model["releases"][s["runtime"]]
-        path = " → ".join(f"{rel} {SHORT.get(v, v)}" for rel, v in zip(releases, s["verdicts"]) if v)
-        out.append(f"- {code(s['case'])} on {code(s['line'])}: {text(path)}")
-    if len(strips) > limit:
-        out.append(f"- … and {len(strips) - limit} more (history.json)")
-    out.append("")
-    return "\n".join(out)
 
 
 def write(model: dict, out_dir: str | Path) -> Path:
     """``out_dir/history.json``, ``history.html`` and ``history.md``; returns the HTML's path."""
     out = Path(out_dir)
     write_atomic(out / "history.json", json.dumps(model, indent=1, ensure_ascii=False, default=str) + "\n")
-    write_atomic(out / "history.md", markdown(model))
+    write_atomic(out / "history.md", markdown(model))   # conformance/report/history_markdown.py
     page = out / "history.html"
     write_atomic(page, html(model))
     return page

@@ -279,6 +279,8 @@ def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | 
     common = {"targets": targets, "runtimes": runtimes, "setups": setups, "generated": generated,
               "paged_why": PAGED_WHY[artifacts if artifacts in PAGED_WHY else "failing"]}
 
+    from conformance.bugreport import links
+    bugreports = links.read(out_dir, clusters)
     clusters_view = None
     by_pair = {(r["case"], r["target"]): r for r in records}
     if clusters is not None:
@@ -321,7 +323,7 @@ def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | 
         specs=sorted({t.spec for t in targets}, key=view.spec_key),
         op_names=[op for op, _ in ops], silent=view.silent_table(records),
         parts=causes.split(causes.causes(records, clusters)),
-        feature_matrix=engines_matrix.to_html(engines_matrix.build(records)))
+        feature_matrix=engines_matrix.to_html(engines_matrix.build(records)), bugreports=bugreports)
     index_path = out_dir / "index.html"
     _write(index_path, index)
     _write(out_dir / "differences.html", env.get_template("differences.html.j2").render(
@@ -347,5 +349,6 @@ def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | 
         cv = CaseView(cid, by_case[cid], order, labels)
         fam_slug = view.slug(cv.family)
         _write(out_dir / case_href[cid],
-               case_tpl.render(**common, root="../", case=cv, family_href=f"../families/{fam_slug}.html"))
+               case_tpl.render(**common, root="../", case=cv, family_href=f"../families/{fam_slug}.html",
+                               bugreports=bugreports["case"].get(cid, [])))
     return index_path

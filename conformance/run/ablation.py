@@ -89,8 +89,9 @@ def _run(variants: list, target, pool, folder: Path, timeout: float, deadline: f
 
 
 def pinned_sibling(target, targets):
-    """The same runtime, version, device and spec with its precision pinned to the model's type."""
-    if target.config == PINNED:
+    """The same runtime, version, device and spec with its precision pinned to the model's type (none
+    for a target pinned already, in any execution form)."""
+    if base_config(target.config) == PINNED:
         return None
     return next((t for t in targets if t.config == PINNED and (t.runtime, t.version, t.device, t.spec, t.format)
                  == (target.runtime, target.version, target.device, target.spec, target.format)), None)
@@ -104,7 +105,7 @@ def _configuration_cause(target, precision: str, pinned_verdict: str | None, dty
     the pinned configuration fails too, the configuration is not the cause either."""
     from conformance.runtimes.effective import host
     where = f"on this CPU ({host().get('cpu') or '?'})" if target.device == "CPU" else f"on {target.device}"
-    if target.config == PINNED:
+    if base_config(target.config) == PINNED:   # pinned, in the plain form or in another
         return (f"fails whenever the dtype is {dtype or '?'}: it computes in {precision} {where} even with the "
                 f"precision pinned to the model's type (within the {precision} bound)", ["dtype"])
     head = (f"fails only in the {target.config} configuration, which computes in {precision} {where}: "
@@ -135,7 +136,10 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
     # share the budget fairly: every target gets its k-th group ablated before any its (k+1)-th
     quota = _fair_quota(by_target, cases_by_id, budget)
     out_of_time = f"not ablated: the ablation's time budget ({seconds:g} s) was spent" if seconds is not None else ""
-    for target_id, items in by_target.items():
+    # the plain targets first: a form's group that fails on its plain sibling as well takes the
+    # sibling's cause (the form is not part of it) instead of being ablated again
+    order = sorted(by_target.items(), key=lambda kv: kv[0] in targets_by_id and bool(asked(targets_by_id[kv[0]].config)))
+    for target_id, items in order:
         target = targets_by_id.get(target_id)
         if target is None:
             continue
@@ -147,76 +151,94 @@ def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budge
         if within:
             spent += _ablate_configuration(within, target, targets, cases_by_id, records, pool, folder, timeout,
                                            explained, budget - spent, deadline, out_of_time)
-        plans: list[tuple[tuple[str, str, str, str], list[str], Case, list[Removal], dict[str, Case]]] = []
-        formed = _form_siblings(items, target, targets, cases_by_id, records, pool, folder, timeout, deadline)
-        spent += formed.pop("", 0)
-        if target.converter:  # the converter's fault or the runtime's (conformance/converters/causes.py)
-            from conformance.converters.causes import siblings as converted
-            through = converted(items, target, targets, cases_by_id, records, pool, folder, timeout, deadline, _run,
-                                _label, CLEAN, out_dir)
-            spent += through.pop("", 0)
-            formed = {key: formed.get(key, "") + through.get(key, "") for key in set(formed) | set(through)}
-        removals = FORM_ABLATIONS if asked(target.config) else ABLATIONS
-        for key, ids in items:
-            case = cases_by_id[ids[0]]
-            present = [f for f in removals if f.present(case)]
-            if len(plans) >= quota[target_id] or spent + len(present) > budget:
-                explained.append((key, ids, "not ablated: the ablation budget was spent", [], []))
-                continue
-            spent += len(present)
-            plans.append((key, ids, case, present, {f.name: f.remove(case) for f in present}))
-        singles = _run([v for *_, variants in plans for v in variants.values()], target, pool, folder, timeout,
-                       deadline)
-        pair_plans = []
-        for key, ids, case, present, variants in plans:
-            if any(v.id not in singles for v in variants.values()):  # the time ran out before they ran
-                explained.append((key, ids, out_of_time, [], []))
-                continue
-            results = [{"case": v.id, "feature": name, "change": v.id.rsplit("~", 1)[1],
-                        "verdict": singles.get(v.id, "missing")} for name, v in variants.items()]
-            necessary = [f for f in present if singles.get(variants[f.name].id) in CLEAN]
-            if necessary:
-                cause = (f"{VERB[key[1]]} whenever " + " and ".join(f.sentence(case) for f in necessary)
-                         + _beyond(key, records) + formed.get(key, ""))
-                explained.append((key, ids, cause, [f.name for f in necessary] + (["form"] if key in formed else []),
-                                  results))
-            elif key in formed:  # no feature needed, the form is: the form is the cause
-                explained.append((key, ids, VERB[key[1]] + formed[key] + _beyond(key, records), ["form"], results))
-            else:
-                pair_plans.append((key, ids, case, present, results))
-        pair_variants, pair_index = [], {}
-        for _key, _ids, case, present, _results in pair_plans:
-            for a, b in itertools.combinations(present, 2):
-                if spent >= budget:
-                    break
-                first = a.remove(case)
-                if not b.present(first):  # removing a also removed b (e.g. activations and their spelling)
+        # a group's cause comes from its first case; the cases that lack the features it names are
+        # ablated again as a group of their own (at most three rounds)
+        for _round in range(3):
+            if not items:
+                break
+            leftover: list = []
+            plans: list[tuple[tuple[str, str, str, str], list[str], Case, list[Removal], dict[str, Case]]] = []
+            formed, theirs = _form_siblings(items, target, targets, cases_by_id, records, pool, folder, timeout, deadline)
+            spent += formed.pop("", 0)
+            if target.converter:  # the converter's fault or the runtime's (conformance/converters/causes.py)
+                from conformance.converters.causes import siblings as converted
+                through = converted(items, target, targets, cases_by_id, records, pool, folder, timeout, deadline,
+                                    _run, _label, CLEAN, out_dir)
+                spent += through.pop("", 0)
+                formed = {key: formed.get(key, "") + through.get(key, "") for key in set(formed) | set(through)}
+            items = _as_in_plain_form(items, target, targets, theirs, formed, explained, cases_by_id)
+            removals = FORM_ABLATIONS if asked(target.config) else ABLATIONS
+            for key, ids in items:
+                case = cases_by_id[ids[0]]
+                present = [f for f in removals if f.present(case)]
+                if len(plans) >= quota[target_id] or spent + len(present) > budget:
+                    explained.append((key, ids, "not ablated: the ablation budget was spent", [], []))
                     continue
-                spent += 1
-                v = b.remove(first)
-                v = dataclasses.replace(v, id=f"{case.id}~{a.name}+{b.name}")
-                pair_index[v.id] = (a, b)
-                pair_variants.append(v)
-        pairs = _run(pair_variants, target, pool, folder, timeout, deadline) if pair_variants else {}
-        for key, ids, case, _present, results in pair_plans:
-            if any(vid not in pairs for vid in pair_index if vid.startswith(case.id + "~")):
-                explained.append((key, ids, out_of_time, [], results))
-                continue
-            flipped = [pair_index[vid] for vid, verdict in pairs.items()
-                       if verdict in CLEAN and vid.startswith(case.id + "~")]
-            results += [{"case": vid, "feature": "+".join(x.name for x in pair_index[vid]),
-                         "change": vid.rsplit("~", 1)[1], "verdict": verdict}
-                        for vid, verdict in pairs.items() if vid.startswith(case.id + "~")]
-            if flipped:
-                a, b = flipped[0]
-                cause = (f"{VERB[key[1]]} whenever {a.sentence(case)} or {b.sentence(case)} "
-                         f"(removing either alone is not enough)" + _beyond(key, records))
-                features = [a.name, b.name]
-            else:   # one sentence per op and form, whatever the family had to remove: one cluster
-                cause = (f"{VERB[key[1]]}: the plain {case.op} {case.form} path diverges, whatever single feature "
-                         f"is removed") + _beyond(key, records)
-                features = []
-            explained.append((key, ids, cause, features, results))
+                spent += len(present)
+                plans.append((key, ids, case, present, {f.name: f.remove(case) for f in present}))
+            singles = _run([v for *_, variants in plans for v in variants.values()], target, pool, folder, timeout,
+                           deadline)
+            pair_plans = []
+            for key, ids, case, present, variants in plans:
+                if any(v.id not in singles for v in variants.values()):  # the time ran out before they ran
+                    explained.append((key, ids, out_of_time, [], []))
+                    continue
+                results = [{"case": v.id, "feature": name, "change": v.id.rsplit("~", 1)[1],
+                            "verdict": singles.get(v.id, "missing")} for name, v in variants.items()]
+                necessary = [f for f in present if singles.get(variants[f.name].id) in CLEAN]
+                if necessary:
+                    cause = (f"{VERB[key[1]]} whenever " + " and ".join(f.sentence(case) for f in necessary)
+                             + _beyond(key, records) + formed.get(key, ""))
+                    ids = _holding(key, ids, lambda c, fs=necessary: all(f.present(c) for f in fs), cases_by_id, leftover)
+                    explained.append((key, ids, cause, [f.name for f in necessary] + (["form"] if key in formed else []),
+                                      results))
+                elif key in formed:  # no feature needed, the form is: the form is the cause
+                    explained.append((key, ids, VERB[key[1]] + formed[key] + _beyond(key, records), ["form"], results))
+                else:
+                    pair_plans.append((key, ids, case, present, results))
+            pair_variants, pair_index = [], {}
+            for _key, _ids, case, present, _results in pair_plans:
+                for a, b in itertools.combinations(present, 2):
+                    if spent >= budget:
+                        break
+                    first = a.remove(case)
+                    if not b.present(first):  # removing a also removed b (e.g. activations and their spelling)
+                        continue
+                    spent += 1
+                    v = b.remove(first)
+                    v = dataclasses.replace(v, id=f"{case.id}~{a.name}+{b.name}")
+                    pair_index[v.id] = (a, b)
+                    pair_variants.append(v)
+            pairs = _run(pair_variants, target, pool, folder, timeout, deadline) if pair_variants else {}
+            for key, ids, case, _present, results in pair_plans:
+                if any(vid not in pairs for vid in pair_index if vid.startswith(case.id + "~")):
+                    explained.append((key, ids, out_of_time, [], results))
+                    continue
+                flipped = [pair_index[vid] for vid, verdict in pairs.items()
+                           if verdict in CLEAN and vid.startswith(case.id + "~")]
+                results += [{"case": vid, "feature": "+".join(x.name for x in pair_index[vid]),
+                             "change": vid.rsplit("~", 1)[1], "verdict": verdict}
+                            for vid, verdict in pairs.items() if vid.startswith(case.id + "~")]
+                if flipped:
+                    a, b = flipped[0]
+                    cause = (f"{VERB[key[1]]} whenever {a.sentence(case)} or {b.sentence(case)} "
+                             f"(removing either alone is not enough)" + _beyond(key, records))
+                    features = [a.name, b.name]
+                    ids = _holding(key, ids, lambda c, fs=(a, b): any(f.present(c) for f in fs), cases_by_id, leftover)
+                elif asked(target.config) and plain_sibling(target, targets) is None:
+                    said = ", ".join(f"{k}={v}" for k, v in asked(target.config).items())
+                    cause = (f"{VERB[key[1]]}: the {case.op} {case.form} path diverges with {said}, whatever single "
+                             f"feature is removed (no plain-form target in this run to tell whether the form is part "
+                             f"of the cause)") + _beyond(key, records)
+                    features = []
+                else:   # one sentence per op and form, whatever the family had to remove: one cluster
+                    cause = (f"{VERB[key[1]]}: the plain {case.op} {case.form} path diverges, whatever single feature "
+                             f"is removed") + _beyond(key, records)
+                    features = []
+                explained.append((key, ids, cause, features, results))
+            items = leftover
+        explained += [(key, ids, "not ablated: its first case's cause does not hold for these cases, and the "
+                                 "ablation's rounds were spent", [], []) for key, ids in items]
     clusters = _merge(explained, cases_by_id, {t.id: t.runtime_family for t in targets})
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     write_atomic(Path(out_dir) / "clusters.json", json.dumps(clusters, indent=2))
@@ -234,13 +256,49 @@ def plain_sibling(target, targets):
                  == (target.runtime, target.version, target.device, target.spec, target.format, target.converter)), None)
 
 
-def _form_siblings(items, target, targets, cases_by_id, records, pool, folder, timeout, deadline) -> dict:
-    """For a target in an execution form: {group key: ", with shape=dynamic, where it runs as X; passes
-    with shape=static, where it runs as Y"} for each group whose first case passes on the plain
-    sibling (read from the run's records, else run now); ``""`` -> the runs spent."""
+def _holding(key, ids: list, holds, cases_by_id: dict, leftover: list) -> list:
+    """The ids whose case has what a cause names (``holds(case)``); the others go to ``leftover`` as a
+    group of their own, with the same key."""
+    kept = [i for i in ids if holds(cases_by_id[i])]
+    rest = [i for i in ids if i not in kept]
+    if rest:
+        leftover.append((key, rest))
+    return kept
+
+
+def _as_in_plain_form(items, target, targets, theirs: dict, formed: dict, explained: list,
+                      cases_by_id: dict) -> list:
+    """The groups of a form's target still to ablate: a group whose first case has the same verdict on
+    the plain sibling, whose group of that verdict the ablation explained, takes the sibling's cause
+    and features (appended to ``explained``) and is left out."""
     sibling = plain_sibling(target, targets)
     if sibling is None:
-        return {}
+        return items
+    known = {k: (cause, features) for k, _ids, cause, features, _r in explained
+             if k[0] == sibling.id and not cause.startswith("not ablated")}
+    left = []
+    for key, ids in items:
+        same = key not in formed and theirs.get(ids[0]) == _label({"verdict": key[1], "declared": {"verdict": key[3]}})
+        said = known.get((sibling.id, *key[1:])) if same else None
+        if said is None:
+            left.append((key, ids))
+            continue
+        named = [f for f in FORM_ABLATIONS if f.name in said[1]]
+        ids = _holding(key, ids, lambda c, fs=named: all(f.present(c) for f in fs), cases_by_id, left)
+        if ids:
+            explained.append((key, ids, said[0], list(said[1]), []))
+    return left
+
+
+def _form_siblings(items, target, targets, cases_by_id, records, pool, folder, timeout, deadline
+                   ) -> tuple[dict, dict]:
+    """For a target in an execution form: ({group key: ", with shape=dynamic, where it runs as X; passes
+    with shape=static, where it runs as Y"} for each group whose first case passes on the plain
+    sibling, ``""`` -> the runs spent; {first case: the sibling's verdict}), the sibling's verdicts read
+    from the run's records, else run now."""
+    sibling = plain_sibling(target, targets)
+    if sibling is None:
+        return {}, {}
     firsts = {ids[0] for _, ids in items}
     theirs = {r["case"]: r for r in records if r["target"] == sibling.id and r["case"] in firsts}
     missing = [cases_by_id[c] for c in sorted(firsts - set(theirs))]
@@ -257,7 +315,7 @@ def _form_siblings(items, target, targets, cases_by_id, records, pool, folder, t
         plain = ", ".join(f"{k}={BY_KEY[k].default}" for k in form)
         found[key] = (f", with {said}{_runs_as(mine.get(ids[0]))}; passes with {plain}"
                       f"{_runs_as(theirs.get(ids[0]))}")
-    return found
+    return found, verdicts
 
 
 def _runs_as(record: dict | None) -> str:

@@ -480,9 +480,10 @@ class Engine:
             j = judge_computed_in(case, prog, outputs, res, bounds_for)
         except Exception as exc:  # noqa: BLE001 - the second judgement costs itself, not the verdict
             return {"precision": compute.name, "verdict": "error", "message": f"{type(exc).__name__}: {exc}"}
+        tol = j.tolerance or {}
         return {"precision": compute.name, "verdict": j.verdict, "ratio": j.ratio,
-                "max_abs_err": j.max_abs_err, "message": j.message,
-                "tolerance": (j.tolerance or {}).get("source", "")}
+                "max_abs_err": j.max_abs_err, "message": j.message, "tolerance": tol.get("source", ""),
+                **{k: tol[k] for k in ("judged_by", "rigorous_ratio") if k in tol}}
 
     def record(self, case, target, prog, verdict, message, extra=None) -> None:
         _, digest, tokens = self._facts_of(case)

@@ -4,7 +4,7 @@ every judged record carries them (conformance/run/engine.py and conformance/run/
 
 from __future__ import annotations
 
-from conformance.runtimes.effective import BY_NAME, narrower, of_dtype
+from conformance.runtimes.effective import BY_NAME, narrower, of_dtype, probe_finding
 from conformance.runtimes.forms import asked
 
 ORACLE_TIMEOUT = 600.0
@@ -30,26 +30,30 @@ def oracle_cached(op: str, attributes: dict, tensors: dict, profile: str, prec: 
 
 def effective_of(case, target, reported: dict) -> dict:
     """The configuration one pair ran in: the runtime's own report on its compiled object for this
-    call where it names a precision (declared), else the target's probe for a float32 case
-    (measured), else the model's type (assumed). Where it is narrower than the model's type, how
-    it rounds: to nearest where the probe saw that precision round to nearest (and for f32, whose
-    conversions are IEEE's), else faithfully in any direction."""
+    call where it names a precision (declared), else the target's precision (its declaration for
+    the probe's model, else the probe's reading of a known precision) for a float32 case, else the
+    model's type (assumed). Where it is narrower than the model's type, how it rounds: as the
+    runtime declares, else to nearest. No runtime can loosen its own bound: what the probe read
+    beside that is recorded (``probe``), not used (docs/configuration.md)."""
     reported = dict(reported or {})
     reported.pop("path", None)  # the record's own field (``path``)
     precision = reported.pop("precision", "")
     declared_by = reported.pop("precision_declared_by", "the runtime")  # or the converter (docs/converters.md)
     if precision in BY_NAME:
         source = f"declared by {declared_by} for this call"
-    elif case.dtype == "float32" and target.precision:
-        precision, source = target.precision, "measured by the arithmetic probe"
+    elif case.dtype == "float32" and target.precision in BY_NAME:
+        declared = ((target.configuration or {}).get("declared") or {}).get("precision")
+        precision = target.precision
+        source = ("declared by the runtime for the probe's model" if declared in BY_NAME
+                  else "measured by the arithmetic probe")
     else:
         precision, source = of_dtype(case.dtype).name, "assumed: the model's type"
     found = {"precision": precision, "source": source, **reported, **asked(target.config)}
-    if narrower(BY_NAME.get(precision), case.dtype) and "rounding" not in found:
-        probe = (target.configuration or {}).get("measured") or {}
-        found["rounding"] = ("nearest" if precision == "f32" else
-                             probe.get("rounding", "faithful") if probe.get("precision") == precision
-                             else "faithful")
+    if narrower(BY_NAME.get(precision), case.dtype):
+        found.setdefault("rounding", "nearest")
+        finding = probe_finding(target.configuration or {}, precision)
+        if finding:
+            found["probe"] = finding
     return found
 
 

@@ -99,9 +99,11 @@ def _serve(conn, binding, log: str | None = None) -> None:
                 returned: Any
                 if kind == "batch":
                     returned = _batch(runtime, *payload[1:])
-                elif kind == "plan":
+                elif kind == "plan":  # a runtime that runs plans elsewhere (a release's interpreter) takes it whole
                     from conformance.run.plans import execute
-                    returned = execute(runtime, payload[1], _as_arrays, _effective)
+                    whole = getattr(runtime, "run_plan", None)
+                    returned = whole(payload[1]) if callable(whole) else execute(runtime, payload[1], _as_arrays,
+                                                                                   _effective)
                 else:
                     _, model, feeds, *rest = payload
                     repeat_under = rest[0] if rest else 0.0

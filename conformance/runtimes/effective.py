@@ -156,11 +156,30 @@ def describe_host(facts: dict) -> str:
 
 def target_precision(configuration: dict) -> str:
     """The precision a target computes float32 models in: the runtime's own declaration for the
-    probe's model where it makes one, else the probe's measurement, else '' (unknown)."""
+    probe's model where it makes one, else the probe's measurement where it names a precision of
+    the table, else '' (unknown). No runtime can loosen its own bound: a probe reading that
+    disagrees with the declaration is shown (``summary``), not used, and a significand no
+    precision has ("1-bit significand") is a finding about the target, not a precision."""
     declared = configuration.get("declared", {}).get("precision")
     if declared in BY_NAME:
         return declared
-    return configuration.get("measured", {}).get("precision", "")
+    measured = configuration.get("measured", {}).get("precision", "")
+    return measured if measured in BY_NAME else ""
+
+
+def probe_finding(configuration: dict, precision: str) -> str:
+    """What the probe read that the judgement does not use, in words ('' where it agrees): a
+    precision other than ``precision``, or rounding that is not to nearest."""
+    measured = configuration.get("measured") or {}
+    if not measured:
+        return ""
+    if measured.get("precision") != precision:
+        return (f"the probe read {measured.get('precision')!r}, not {precision!r}: shown, not used "
+                "(a probe cannot widen the bound below what the runtime declares)")
+    if measured.get("rounding", "nearest") != "nearest":
+        return ("the probe saw rounding that is not to nearest: shown, not used (the bound assumes "
+                "round to nearest unless the runtime declares its rounding)")
+    return ""
 
 
 def summary(configuration: dict) -> str:
@@ -178,7 +197,11 @@ def summary(configuration: dict) -> str:
         bits = measured.get("bits")
         parts.append((f"probe: {bits} significand bits" if bits else f"probe: {measured['precision']}")
                      + ("" if measured["precision"] == precision else f" ({measured['precision']}: "
-                        "the declaration and the measurement disagree)"))
+                        "the declaration and the measurement disagree; judged as declared)"
+                        if precision else f" ({measured['precision']}: a finding, not a precision "
+                        "to judge by)"))
+        if measured.get("rounding", "nearest") != "nearest" and measured["precision"] == precision:
+            parts.append("probe: rounds faithfully, not to nearest (shown, not used)")
         parts.append("flushes subnormal results" if measured["flushes_subnormals"] else "keeps subnormal results")
         if measured["denormals_are_zero"]:
             parts.append("reads subnormal inputs as zero")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import os
-import platform
 import re
 import shutil
 import tempfile
@@ -51,14 +50,6 @@ def version() -> str:
     import openvino as ov
     return ov.get_version().split("-")[0]
 
-
-#: x86 machine names; there the CPU plugin's bf16 dot products run on AVX512-BF16 (VDPBF16PS: pairs
-#: of bf16 products added into float32 lanes) or AMX (TDPBF16PS: float32 tiles), or are emulated in
-#: float32 where the CPU has neither: the products accumulate in float32, whatever rounds to bf16
-#: between the steps (Intel 64 and IA-32 Architectures Software Developer's Manual, vol. 2,
-#: VDPBF16PS and TDPBF16PS). Elsewhere (ARM's f16) the accumulation is not known: the judgement
-#: admits the worse one.
-X86 = ("x86_64", "amd64", "i686", "x86")
 
 #: what each run reports of its compiled model, and what describe() reads from the device
 COMPILED_PROPERTIES = ("INFERENCE_PRECISION_HINT", "EXECUTION_MODE_HINT")
@@ -270,7 +261,14 @@ class Adapter:
 
     def effective(self) -> dict:
         """The compiled model's own INFERENCE_PRECISION_HINT and EXECUTION_MODE_HINT (not what was
-        asked: the default configuration asks for nothing)."""
+        asked: the default configuration asks for nothing). The accumulation of bf16 dot products is
+        not declared: AVX512-BF16's VDPBF16PS and AMX's TDPBF16PS add bf16 products into float32,
+        but the kernels round partial sums to bf16 on the way. Measured on OpenVINO 2026.4.1 (Intel
+        Xeon with avx512_bf16): one RNN step of 64-term dot products lands at least 45 times farther
+        from a float32 accumulation rounded once than that can, whatever rounding of X and W is
+        assumed (91 times with both rounded to nearest), and up to u·Σ|x·w| from it
+        (docs/configuration.md). Undeclared, the judgement
+        admits bf16 accumulation."""
         if self._current is None:
             return {}
         found = {}
@@ -281,10 +279,7 @@ class Adapter:
                 found[key] = f"unavailable ({type(exc).__name__})"
         from conformance.runtimes.effective import parse
         precision = parse(found.get("INFERENCE_PRECISION_HINT"))
-        found = {"precision": precision.name if precision else "", **found}
-        if found["precision"] == "bf16" and self.device == "CPU" and platform.machine().lower() in X86:
-            found["accumulation"] = "float32"  # see X86_BF16_ACCUMULATION
-        return found
+        return {"precision": precision.name if precision else "", **found}
 
     def program(self, model: str, suffix: str, what: str) -> Path:
         """The written program's main file; a program OpenVINO refused to build (its
@@ -413,9 +408,11 @@ def _reader(model):
     ``.json``, else an IR's files (whose reader also reports a build refusal's file)."""
     if isinstance(model, (bytes, bytearray)):
         return read_onnx
-    from conformance.runtimes.openvino_ir import read_ir
-    from conformance.runtimes.openvino_memory import read_recipe
-    return read_recipe if str(model).endswith(".json") else read_ir
+    if str(model).endswith(".json"):   # the recipe's reader needs the suite's OpenVINO vocabulary
+        from conformance.runtimes.openvino_memory import read_recipe
+        return read_recipe
+    from conformance.runtimes.openvino_ir import read_ir  # a release's environment has this one only
+    return read_ir
 
 
 def compile_properties(model, config: str) -> dict:

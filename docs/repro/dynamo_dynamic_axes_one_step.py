@@ -4,7 +4,7 @@ specialises the size-1 dimension, so the recurrence is unrolled for one step and
 [1, batch, H]: at any other length the model returns the first step only (an RNN: [1, 3, H] for eager
 [5, 3, H]; a GRU or LSTM: [1, 15, H], the steps folded into the batch). Traced at length 2 or 3 the same
 export is refused ('tracing inferred a static shape'). Standalone: torch, onnxscript, onnxruntime.
-docs/converters.md, finding D6 (the suite's case: cases/regressions/rnn-openvino-fail-d1f11941.yaml)."""
+docs/converters.md, finding D4 (traced at seq_length 1; once D6) (the suite's case: cases/regressions/rnn-openvino-fail-d1f11941.yaml)."""
 import numpy as np
 import onnxruntime as ort
 import torch

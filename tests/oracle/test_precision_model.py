@@ -1,4 +1,4 @@
-"""The precision model (oracles/precision.py) against simulated correct implementations.
+"""The precision model (oracles/precision/) against simulated correct implementations.
 
 Each ``Implementation`` below is a deliberate test double: a small numpy RNN/GRU/LSTM written
 independently of the oracle, that computes the way a correct runtime may — in the case's dtype,
