@@ -51,7 +51,7 @@ from conformance.run.engine import oracle_for  # noqa: E402
 from conformance.run.probe import decode, probe_case  # noqa: E402
 from conformance.run.select import compile_expression  # noqa: E402
 from conformance.runtimes.effective import BY_NAME, describe_host, host, narrower  # noqa: E402
-from conformance.specs import SPECS, NotExpressible  # noqa: E402
+from conformance.specs import SPECS, NotExpressible, translate  # noqa: E402
 
 SPEC = "onnx-14"
 LEGITIMATE = (*doubles.LEGITIMATE, doubles.PartialSumsBf16, *doubles.LEGITIMATE_F16, doubles.Tf32)
@@ -66,7 +66,7 @@ def _openvino():
     try:
         from conformance.runtimes.openvino import OpenVINOOnnxFrontend
         rt = OpenVINOOnnxFrontend("CPU", "default")
-        probe = SPECS[SPEC].translate(probe_case())
+        probe = translate(SPECS[SPEC], probe_case())
         rt.run(probe.model, probe.feeds)
         return rt, rt.effective(), f"openvino-{rt.version}/CPU default", OpenVINOOnnxFrontend("CPU", "precision=pinned")
     except Exception as exc:  # noqa: BLE001 - absent or broken: the row says why
@@ -76,7 +76,7 @@ def _openvino():
 def _old_rounding(runtime, declared: dict) -> str:
     """The rounding the model before issue 33 judged with: the probe's, where it read the declared
     precision, else faithful."""
-    prog = SPECS[SPEC].translate(probe_case())
+    prog = translate(SPECS[SPEC], probe_case())
     y = runtime.run(prog.model, prog.feeds)
     names = [canonical for _, canonical in prog.outputs]
     measured = decode(prog.to_canonical("Y_h", np.asarray(y[names.index("Y_h")])))
@@ -130,7 +130,7 @@ def main(argv=None) -> int:
 
     rows: dict = {label: [] for label, *_ in runtimes}
     for case in cases:
-        prog = SPECS[SPEC].translate(case)
+        prog = translate(SPECS[SPEC], case)
         if isinstance(prog, NotExpressible):
             continue
         res = oracle_for(case.op, case.attributes, case.tensors, "onnx", 128)

@@ -56,7 +56,7 @@ from conformance.compare.metrics import errors  # noqa: E402
 from conformance.compare.tolerance import policies  # noqa: E402
 from conformance.run.engine import oracle_for  # noqa: E402
 from conformance.run.select import compile_expression  # noqa: E402
-from conformance.specs import SPECS, NotExpressible  # noqa: E402
+from conformance.specs import SPECS, NotExpressible, translate  # noqa: E402
 
 #: the policies compared, the default first
 POLICIES = ("derived", "interim-dtype-v1", "fixed-onnx-node-tests", "fixed-1e-5", "fixed-rel-1e-2")
@@ -233,7 +233,7 @@ def _one(case, folder: Path, records: list, seconds: Counter) -> None:
     def program_for(spec):
         if spec not in programs:
             try:
-                prog = SPECS[spec].translate(case)
+                prog = translate(SPECS[spec], case)
                 if not isinstance(prog, NotExpressible) and prog.format != "onnx":
                     (folder / spec).mkdir(exist_ok=True)
                     SPECS[spec].write(prog, folder / spec)

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from conformance.case import load_paths  # noqa: E402
 from conformance.run import Engine, Options, Pool, ResultStore, compile_expression  # noqa: E402
-from conformance.specs import SPECS, NotExpressible  # noqa: E402
+from conformance.specs import SPECS, NotExpressible, translate  # noqa: E402
 
 SPEC = "webnn-ed-20260626"
 
@@ -73,11 +73,11 @@ def measure(cases, rounds: int = 3, device: str = "CPU") -> dict:
     target, why = webnn_target(device)
     if target is None:
         return {"skipped": why}
-    cases = [c for c in cases if not isinstance(SPECS[SPEC].translate(c), NotExpressible)]
+    cases = [c for c in cases if not isinstance(translate(SPECS[SPEC], c), NotExpressible)]
     folder = Path(tempfile.mkdtemp(prefix="webnn-bench-"))
     documents = []
     for i, case in enumerate(cases):
-        program = SPECS[SPEC].translate(case)
+        program = translate(SPECS[SPEC], case)
         where = folder / str(i)
         where.mkdir()
         SPECS[SPEC].write(program, where)

@@ -9,15 +9,12 @@ processes) while it loads the corpus and imports the engine, so the first verdic
 from __future__ import annotations
 
 import contextlib
-import datetime
 import json
-import platform
 import re
 import signal
 import sys
 import threading
 import time
-from collections import Counter
 from pathlib import Path
 
 import click
@@ -201,9 +198,9 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, converters, exp
     from rich.console import Console
 
     from conformance.case.load import load_paths
-    from conformance.run.engine import Options
-    from conformance.run.files import Busy, OutLock, WriteError, is_write_error, write_error
+    from conformance.run.files import Busy, WriteError, is_write_error, write_error
     from conformance.run.probe import PROBE_TIMEOUT
+    from conformance.run.session import RunConfig, run_session
     from conformance.selection import check_tolerance, select_targets
     console = Console(stderr=False)
     sliced = is_slice(paths, expr, default_gate=not expectation_paths)
@@ -231,25 +228,21 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, converters, exp
     if base is not None and base.skipped:
         console.print(f"warning: {baseline}: {base.skipped} line(s) that are not results skipped (the first at line "
                       f"{base.first_skipped})", highlight=False, markup=False, soft_wrap=True)
-    gate = None
-    if expectations or base:
-        from conformance.gate import classify
-        gate = lambda rec: classify(rec, expectations, base)  # noqa: E731 - as the Engine takes it
     cases = selected(cases, select, expr)
-    options = Options(out_dir=Path(out_dir), jobs=jobs, timeout=timeout, prec=prec, tolerance=tolerance_policy,
-                      repeat_under=repeat_under, batch=batch)
     grid = None
     if cluster:
         from conformance.run.cluster import open_cluster
         grid = open_cluster(cluster, workers, jobs, memory_limit, spec_filter, plugins, runtimes, devices,
                             not no_entry_points, configs, measure_timeout=min(timeout, PROBE_TIMEOUT))
         targets, skipped = grid.targets, grid.skipped
-    options.slice_ids = form_slice(cases, targets, configs)
+    config = RunConfig(out_dir=Path(out_dir), jobs=jobs, timeout=timeout, fresh=fresh, prec=prec,
+                       tolerance=tolerance_policy, repeat_under=repeat_under, batch=batch, expectations=expectations,
+                       baseline=base, ablation=ablation, ablation_budget=ablation_budget, ablation_time=ablation_time,
+                       memory_limit=memory_limit, quiet=quiet, verbose=verbose, artifacts=artifacts, cluster=grid,
+                       sliced=sliced, started=command_started, configs=tuple(configs))
     try:
-        with grid or contextlib.nullcontext(), OutLock(out_dir), ended_by_sigterm():
-            code = _execute(console, cases, load_errors, targets, skipped, options, fresh, expectations, base,
-                            gate, ablation, ablation_budget, ablation_time, memory_limit, quiet,
-                            verbose=verbose, artifacts=artifacts, cluster=grid, sliced=sliced, command_started=command_started)
+        with grid or contextlib.nullcontext(), ended_by_sigterm():
+            code = run_session(cases, targets, config, console, load_errors, skipped)
     except Busy as exc:
         console.print(f"error: {exc}", highlight=False, markup=False, soft_wrap=True)
         sys.exit(EXIT_USAGE)
@@ -270,20 +263,6 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, converters, exp
                       soft_wrap=True)
         sys.exit(EXIT_USAGE)
     sys.exit(code)
-
-
-def form_slice(cases, targets, configs) -> frozenset | None:
-    """The case ids the sliced execution forms run on (conformance/run/forms.py ``representative``),
-    or None (every case) where no target is in one, or ``--config`` names a sliced form."""
-    from conformance.runtimes.forms import BY_KEY, sliced
-    from conformance.selection import parse_config
-    named = {key for value in configs for key in parse_config(value)}
-    from conformance.converters.targets import sliced as converter_sliced
-    if any(BY_KEY[k].sliced for k in named if k in BY_KEY) or not any(sliced(t.config) or converter_sliced(t)
-                                                                        for t in targets):
-        return None
-    from conformance.run.forms import representative
-    return representative(cases)
 
 
 def stdout_closed() -> bool:
@@ -366,105 +345,6 @@ def _gate_inputs(expectation_paths, baseline, no_expectations=False):
         raise click.UsageError(str(exc)) from exc
 
 
-def _execute(console, cases, load_errors, targets, skipped, options, fresh, expectations, base, gate, ablation,
-             ablation_budget, ablation_time, memory_limit, quiet, verbose=False, artifacts="failing", cluster=None,
-             sliced=False, command_started=None, warn_unused=True) -> int:
-    """The run proper, inside the output folder's lock: the exit status. ``warn_unused`` false: the
-    gate's audit is written to run.json but not printed (a history audits once, over every release)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    from conformance.compare.verdicts import FAILING
-    from conformance.report import terminal
-    from conformance.report.artifacts import finish as finish_artifacts
-    from conformance.run.ablation import ABLATED_VERDICTS, ablate
-    from conformance.run.engine import Engine, write_run_info
-    from conformance.run.files import write_atomic
-    from conformance.run.probe import PROBE_TIMEOUT, measured
-    from conformance.run.results import ResultStore
-    from conformance.run.workers import Pool
-    from conformance.runtimes.effective import host
-    out_dir, jobs, timeout = options.out_dir, options.jobs, options.timeout
-    store = ResultStore(out_dir, resume=not fresh)
-    write_atomic(Path(out_dir) / "load_errors.json", json.dumps([e.to_json() for e in load_errors], indent=2))
-    with cluster.pool() if cluster else Pool(jobs, memory_limit=memory_limit) as pool:
-        # each target's effective configuration (a cluster's workers measured theirs); a runtime that
-        # hangs on the probe costs its timeout once. Measured in this thread, never a helper one: a
-        # worker dies with the thread that started it (PR_SET_PDEATHSIG), and the probe's workers
-        # go on to run the pairs
-        targets = targets if cluster else measured(targets, pool, timeout=min(timeout, PROBE_TIMEOUT), folder=out_dir)
-        info = {
-            "suite": __version__, "started": datetime.datetime.now(datetime.UTC).isoformat(),
-            "argv": sys.argv, "python": platform.python_version(), "platform": platform.platform(),
-            "host": host(), "cases": len(cases), "targets": [t.to_json() for t in targets],
-            "skipped_runtimes": [s.__dict__ for s in skipped], "load_errors": len(load_errors),
-            "memory_limit": pool.memory_limit, **({"cluster": cluster.describe()} if cluster else {}),
-            "expectations": sorted({str(e.where.file) for e in expectations.entries}) if expectations else [],
-        }
-        write_run_info(out_dir, info)
-        if not quiet:
-            print_configurations(console, targets)
-        for mine, theirs in (base.not_comparable([t.id for t in targets]) if base else ()):
-            console.print(f"warning: the baseline has {theirs} where this run has {mine}: their configurations "
-                          f"differ, so those pairs are not compared with the baseline (every failure there counts "
-                          f"as new)", highlight=False, markup=False, soft_wrap=True)
-        with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeRemainingColumn(), console=console, disable=quiet, transient=False) as bar:
-            engine = Engine(cases, targets, store, options, gate=gate,
-                            overrides=expectations.tolerance_for if expectations else None,
-                            silent_policy=expectations.silent_policy_for if expectations else None)
-            task = bar.add_task("running", total=engine.count_pending())
-            engine.progress = lambda n=1: bar.advance(task, n)
-            try:
-                summary = engine.run(pool)
-            finally:
-                store.close()
-        latest = store.latest()
-        clusters, ablation_s = None, 0.0
-        if ablation and any(r["verdict"] in ABLATED_VERDICTS for r in latest):
-            if not quiet:
-                console.print("ablating the failing groups to name their causes ...")
-            started = time.perf_counter()
-            clusters = ablate(latest, cases, targets, pool, out_dir, budget=ablation_budget, timeout=timeout,
-                              seconds=ablation_time)
-            ablation_s = time.perf_counter() - started
-            if not quiet:  # its share of the run: what naming the causes costs
-                share = ablation_s / max(summary.wall_s + ablation_s, 1e-9)
-                console.print(f"ablation: {ablation_s:.1f} s, {share:.0%} of the run", highlight=False)
-    # judge the whole selection, resumed pairs included, under today's expectations, each pair with
-    # its cluster's cause (the entry naming it preferred), and audit the entries (conformance/gate_audit.py)
-    from conformance.gate_audit import audit, regate
-    if expectations:
-        for entry in expectations.entries:
-            entry.matched = 0
-    wanted_cases, wanted_targets = {c.id for c in cases}, {t.id for t in targets}
-    records = regate([r for r in latest if r["case"] in wanted_cases and r["target"] in wanted_targets],
-                     expectations, base, clusters)
-    checked = audit(records, expectations, clusters)
-    new = [r for r in records if r.get("gate", "new") == "new" and r["verdict"] in FAILING]
-    info.update({"finished": datetime.datetime.now(datetime.UTC).isoformat(),
-                 "counts": dict(Counter(r["verdict"] for r in records)),
-                 "gate": dict(Counter(r.get("gate", "") for r in records)),
-                 "wall_s": summary.wall_s, "runtime_s": summary.runtime_s, "ablation_s": round(ablation_s, 3),
-                 "gate_audit": checked.to_json()})
-    write_run_info(out_dir, info)
-    gated = {(r["case"], r["target"]): r for r in records}
-    written = finish_artifacts(out_dir, [gated.get((r["case"], r["target"]), r) for r in latest], artifacts)
-    write_reports([written.get(pair, r) for pair, r in gated.items()], info, Path(out_dir), clusters, artifacts)
-    terminal.summary(console, records, load_errors, skipped, out_dir, ran=sum(summary.counts.values()),
-                     resumed=summary.skipped_pairs, wall_s=time.monotonic() - command_started if command_started else summary.wall_s,
-                     audit=checked if warn_unused else None, sliced=sliced,
-                     clusters=clusters,
-                     verbosity=-1 if quiet else (1 if verbose else 0))
-    if summary.outside_slice:
-        exporters = (" and of the torch exporters outside cases/torch/ (docs/converters.md)"
-                     if any(getattr(t, "converter", "") for t in targets) else "")
-        console.print(f"{summary.outside_slice} pairs of session=reused, threads=4 and relations=on targets{exporters} "
-                      f"left out: they run on the representative slice ({len(options.slice_ids or ())} case(s) covering "
-                      f"every op and feature; docs/forms.md); naming a form in --config runs it on every case",
-                      highlight=False, soft_wrap=True)
-    return EXIT_BAD_INPUT if load_errors else EXIT_FAILURES if new else EXIT_OK
-
-
 @contextlib.contextmanager
 def ended_by_sigterm():
     """SIGTERM ends the run the way Ctrl-C does: every worker group is killed on the way out."""
@@ -479,34 +359,6 @@ def ended_by_sigterm():
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-def print_configurations(console, targets) -> None:
-    """The host, and each runtime's measured configuration (once per runtime, not per spec)."""
-    from rich.markup import escape
-
-    from conformance.runtimes.effective import describe_host, host
-    from conformance.runtimes.effective import summary as configuration_summary
-    console.print(f"host: {escape(describe_host(host()))}", highlight=False, soft_wrap=True)
-    seen = set()
-    for t in targets:
-        if t.ref in seen:
-            continue
-        seen.add(t.ref)
-        name = t.id.rsplit("@", 1)[0]
-        console.print(f"  {escape(name)}: {escape(configuration_summary(t.configuration))}", highlight=False,
-                      soft_wrap=True)
-
-
-def write_reports(records: list, info: dict, out_dir: Path, clusters, artifacts: str = "failing") -> None:
-    """Every run writes the HTML report, JUnit XML and the Markdown summary beside its results."""
-    from conformance.report.html import render
-    from conformance.report.junit import write_junit
-    from conformance.report.markdown import write_markdown
-    info = dict(info, results=str(out_dir / "results.jsonl"))
-    render(records, info, out_dir, clusters, artifacts)
-    write_junit(records, out_dir / "junit.xml")
-    write_markdown(records, info, out_dir / "summary.md", clusters)
 
 
 @main.command("list")

@@ -293,3 +293,29 @@ def test_a_batch_run_one_program_after_another_gives_each_its_own_configuration(
     assert [a[4]["program"] for a in answers] == ["a", "refused", "b"]
     assert answers[1][4]["stage"] == "compiler"
     assert [a[3] for a in answers] == [alone] * 3
+
+
+def test_a_program_runs_the_suite_through_the_library_session(tmp_path, monkeypatch):
+    """conformance.run.session.run_session is the run `conformance run` and `history` make: called
+    from a program, it judges, gates, writes the results and the reports, and gives run's exit status
+    (1 for a new divergence of the wrong test double, 0 once an expectation covers it)."""
+    from conformance.case import load_paths
+    from conformance.gate import Expectations
+    from conformance.run.session import RunConfig, run_session
+    from conformance.runtimes import plugin_targets
+    monkeypatch.setenv("CONFORMANCE_ORACLE_CACHE", str(tmp_path / "cache"))
+    cases = [c for c in load_paths([DATA / "cases"])[0] if c.valid and c.op == "GRU" and "small" in c.id]
+    targets = plugin_targets("tests.plugins:WrongGateOrderGRU", {"onnx": ["onnx-14"]})
+    assert cases and targets
+    code = run_session(cases, targets, RunConfig(out_dir=tmp_path / "a", quiet=True, ablation=False))
+    got = verdicts(tmp_path / "a")
+    assert code == 1 and {r["verdict"] for r in got.values()} == {"fail"} and len(got) == len(cases)
+    assert (tmp_path / "a" / "index.html").exists() and (tmp_path / "a" / "junit.xml").exists()
+    entry = tmp_path / "known.yaml"
+    entry.write_text(f"targets: {targets[0].runtime}-*\nentries:\n- cases: [\"gru/small*\"]\n  verdict: fail\n  kind: known-bug\n"
+                     f"  reason: a test double that swaps the GRU's gates (tests/plugins.py)\n")
+    expectations = Expectations.load([entry])
+    code = run_session(cases, targets, RunConfig(out_dir=tmp_path / "b", quiet=True, ablation=False,
+                                                 expectations=expectations))
+    assert code == 0
+    assert {r.get("gate") for r in read_results(tmp_path / "b" / "results.jsonl")} == {"expected"}

@@ -207,15 +207,11 @@ def run_releases(console, releases, cases, load_errors, formats, out_dir, jobs, 
     :func:`.environments.ensure`), checked (:func:`.targets.discover`: a broken one is listed with
     the reason and not run), its targets in ``configs`` (``--config``) and run; ([environment
     facts], {release: seconds})."""
-    from conformance.cli import _execute, form_slice
-    from conformance.gate import classify
     from conformance.history.environments import ensure
     from conformance.history.targets import discover, in_configs
-    from conformance.run import Options
-    from conformance.run.files import OutLock
+    from conformance.run.session import RunConfig, run_session
 
     envs, timings = [], {}
-    gate = (lambda rec: classify(rec, expectations, None)) if expectations else None
     for package, version in releases:
         start = time.perf_counter()
         env = (make_env or ensure)(package, version, retry=retry,
@@ -241,16 +237,15 @@ def run_releases(console, releases, cases, load_errors, formats, out_dir, jobs, 
                           markup=False, soft_wrap=True)
         else:
             run_dir = Path(out_dir) / "runs" / env.name
-            options = Options(out_dir=run_dir, jobs=jobs, timeout=timeout)
-            options.slice_ids = form_slice(cases, targets, configs)   # the sliced forms' cases, as `run` has them
             console.print(f"{package} {version}: {len(targets)} targets, {len(cases)} cases -> {run_dir}",
                           highlight=False)
             if fresh:  # repeats of an earlier run do not speak for this one
                 for old in run_dir.glob("repeat-*"):
                     shutil.rmtree(old, ignore_errors=True)
-            with OutLock(run_dir):
-                _execute(console, cases, load_errors, targets, skipped, options, fresh, expectations, None, gate,
-                         ablation, 4000, 600.0, None, True, warn_unused=False)
+            run_session(cases, targets, RunConfig(out_dir=run_dir, jobs=jobs, timeout=timeout, fresh=fresh,
+                                                  expectations=expectations, ablation=ablation, quiet=True,
+                                                  warn_unused=False, configs=tuple(configs)),
+                        console, load_errors, skipped)
             facts["run"] = str(run_dir)
         timings[env.name] = round(time.perf_counter() - start, 1)
         facts["seconds"] = timings[env.name]
@@ -315,10 +310,10 @@ def merge(out_dir: Path, envs: list, expectations, started: str, timings: dict, 
     """Every release's run merged into OUT/results.jsonl (only the pairs of ``case_ids`` where given:
     a release's run folder keeps the pairs of earlier selections too), judged under the
     expectations, with the report and the history view beside it."""
-    from conformance.cli import write_reports
     from conformance.gate import classify
     from conformance.report import history
     from conformance.run.files import write_atomic
+    from conformance.run.session import write_reports
 
     out_dir = Path(out_dir)
     runs, marked, loaded = _load_runs(envs)

@@ -78,11 +78,9 @@ def run_repeats(console, envs: list, model: dict | None, cases, formats, jobs, t
                 configs=("forms=default",)) -> None:
     """Run the cases :func:`suspects` names ``times`` more times on their releases, on the targets
     of ``configs`` (``RUN/repeat-K/``, resumed: a pair already repeated is not run again)."""
-    from conformance.cli import _execute, form_slice
     from conformance.history.environments import Env
     from conformance.history.targets import env_targets, in_configs
-    from conformance.run import Options
-    from conformance.run.files import OutLock
+    from conformance.run.session import RunConfig, run_session
 
     wanted_by_release = suspects(model)
     for env in envs:
@@ -100,8 +98,7 @@ def run_repeats(console, envs: list, model: dict | None, cases, formats, jobs, t
                       f"come back, {times} more time{'s' if times != 1 else ''}", highlight=False)
         for k in range(1, times + 1):
             folder = Path(env["run"]) / f"repeat-{k}"
-            options = Options(out_dir=folder, jobs=jobs, timeout=timeout)
-            options.slice_ids = form_slice(cases, targets, configs)
-            with OutLock(folder):
-                _execute(console, chosen, [], targets, skipped, options, False, None, None, None, False, 0, 0.0, None,
-                         True)
+            run_session(chosen, targets, RunConfig(out_dir=folder, jobs=jobs, timeout=timeout, ablation=False,
+                                                   ablation_budget=0, ablation_time=0.0, quiet=True,
+                                                   configs=tuple(configs), slice_of=cases), console,
+                        skipped=skipped)

@@ -42,7 +42,7 @@ from conformance.case.model import Case
 from conformance.run.workers import Job, Pool
 from conformance.runtimes.base import RuntimeRef, Target
 from conformance.runtimes.effective import target_precision
-from conformance.specs import SPECS, NotExpressible
+from conformance.specs import SPECS, NotExpressible, translate
 
 FRACTION_BITS = range(1, 24)
 SCALE = 2.0 ** 10
@@ -144,7 +144,7 @@ def measure(targets: list, pool: Pool, timeout: float = PROBE_TIMEOUT, folder: s
                     for t in group:  # the first of the runtime's specs that can say the probe
                         if t.spec not in SPECS:
                             continue
-                        prog = SPECS[t.spec].translate(case)
+                        prog = translate(SPECS[t.spec], case)
                         if not isinstance(prog, NotExpressible):
                             break
                         reasons.append(f"{t.spec}: {prog.reason}")
