@@ -5,8 +5,9 @@ write and de-duplicate findings that reproduce with ``conformance run``.
 
 Budgets these tests state (measured on 2 cores, 2 worker processes):
 
-- every tests/wrong implementation is detected within 300 cases (one campaign with all of them as
-  targets, no shrinking; the slowest needed about 125), and no benign control is flagged;
+- every tests/wrong implementation is detected within 600 cases (one campaign with all of them as
+  targets, no shrinking; the rarest shows in about one drawn case in 60), and no benign control is
+  flagged;
 - two bugs in one campaign are found within 200 cases, minimized to S, B, I, H <= 2 and written,
   as exactly two files; a second campaign writes nothing new;
 - a runtime that segfaults when batch_size == 3 yields a crash finding within 60 cases while the
@@ -251,12 +252,17 @@ def _targets(*classes, module="tests.wrong"):
     return targets
 
 
-def test_every_wrong_implementation_is_detected_within_300_cases_and_no_benign_one(tmp_path):
+def test_every_wrong_implementation_is_detected_within_600_cases_and_no_benign_one(tmp_path):
+    """The rarest bug sets the size: wrong-thresholdedrelu-default shows only where ThresholdedRelu
+    runs without an alpha and some input of it is in (0, 1], in 10 of 600 cases drawn at seed 11
+    (one in 60). The campaign's stream also depends on what the targets return (hypothesis.target steers
+    it by each record's error ratio), so it differs from machine to machine: 300 cases missed it on
+    one machine (about 5 expected, a 1 % chance of none unsteered), 600 leave about 10."""
     from tests.wrong import BENIGN, WRONG
     wrong = _targets(*(c.__name__ for c in WRONG.values()))
     benign = _targets(*(c.__name__ for c in BENIGN.values()))
     config = CampaignConfig(targets=wrong + benign, out_dir=tmp_path / "found", budget_s=NEVER_REACHED_S, jobs=2,
-                            seed=11, database=None, shrink=False, max_examples=300, timeout=NEVER_REACHED_S)
+                            seed=11, database=None, shrink=False, max_examples=600, timeout=NEVER_REACHED_S)
     result = Campaign(config).run()
     # the campaign measured each target's configuration, and an id names a narrower precision
     # (wrong-float16-accumulation's dot products measure as f16): look the targets up by runtime
@@ -268,7 +274,7 @@ def test_every_wrong_implementation_is_detected_within_300_cases_and_no_benign_o
     flagged = {t.runtime: dict(result.verdicts[measured[t.runtime].id]) for t in benign
                if measured[t.runtime].id in result.first_failure_at}
     assert not flagged, f"benign controls flagged: {flagged}"
-    assert result.examples <= 300
+    assert result.examples <= 600
 
 
 class _Recorder:

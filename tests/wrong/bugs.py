@@ -368,21 +368,25 @@ class WrongYhLastStep(WrongImplementation):
 # -- controls that must pass ---------------------------------------------------------------------
 
 class BenignNoise(Benign):
-    """Outputs multiplied by (1 + noise_eps * eps) of the compute type (noise_eps = 1: 2^-23 in
-    float32): 1 to 2 ulp of noise on top of a correct implementation's own rounding, as a different
-    but correct kernel gives. A tolerance that flags it is too tight.
+    """Outputs multiplied by (1 + noise_eps * eps) of the compute type (noise_eps = 0.5: 2^-24 in
+    float32, one unit roundoff u): one more rounding's worth of noise on top of a correct
+    implementation's own, as a different but correct kernel gives. A tolerance that flags it is too
+    tight.
 
-    Not 2^-20: that is 8 eps, 8 to 16 ulp, more than a correct float32 implementation can err by
-    at an early time step (one step of a Softsign RNN, for instance, is good to about 2 ulp), so a
-    sound derived bound rightly flags it there. ``noise_eps`` sets the size (in eps)."""
+    Not 1 eps (2u): where an element is one product rounded once (the first step of a LeakyRelu
+    RNN with input_size 1, for instance) a correct float32 implementation is good to u|y|, and the
+    derived bound allows 2.6 times that; 2u of noise on top of u of rounding reached 3.27 times the
+    bound there (tests/test_fuzz.py's campaign, 600 cases at seed 11: Y = 0.754802167 for exact
+    0.75480202). Not 2^-20 (8 eps) either: a sound derived bound rightly flags that at an early
+    time step. ``noise_eps`` sets the size (in eps)."""
 
     name = "benign-noise"
     bug = "benign-noise"
-    noise_eps = 1.0
+    noise_eps = 0.5
     ops = ("RNN", "GRU", "LSTM")
-    visible_when = "every case (relative perturbation eps: 2^-23 in float32, lost when rounding to float16)"
+    visible_when = "every case (relative perturbation eps/2: 2^-24 in float32, lost when rounding to float16)"
     select = "basic[direction=bidirectional,B=random,initial_h=random or stress[direction=forward,sequence_lens=absent"
-    why = "1 eps of relative noise is rounding-level: any honest float32 bound for a recurrence allows it"
+    why = "u of relative noise is one rounding more: any honest float32 bound for a recurrence allows it"
 
     def perturb_outputs(self, out, compute):
         factor = compute.type(1 + self.noise_eps * np.finfo(compute).eps)
