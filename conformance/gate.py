@@ -1,77 +1,15 @@
 """The CI gate: expectations files of known divergences, and a baseline of an earlier run.
 
-An expectations file (YAML) names the targets it covers and lists known divergences, each with a
-kind, a reason and a link::
+An expectations file names the targets it covers and lists known divergences, by case ids, by the
+cases' features, by the configuration the pairs ran in or by runtime versions, each with a kind, a
+reason and its upstream issue. A failing pair an entry covers is ``expected``, a passing one
+``fixed`` (``ok`` where a class named by features or a configuration has members that do not
+diverge); where several entries cover a pair, the one naming its cluster's cause excuses it
+(:meth:`Expectations.match`; conformance/gate_audit.py reports the others). With a baseline, a
+failing pair fails the run only when it was not failing in the baseline.
 
-    targets: "onnxruntime-*/CPU*"        # glob(s) over target ids; `*` and `?` only
-    entries:
-      - cases: "lstm/activation_defaults[activations=ThresholdedRelu*"
-        verdict: fail                      # optional; default: any failing verdict
-        kind: known-bug                    # known-bug | unsupported | spec-ambiguity
-        reason: ThresholdedRelu's default alpha is 0, not 1.0
-        link: https://github.com/microsoft/onnxruntime/issues/...
-
-An entry may instead set a tolerance for the pairs it covers, naming its source::
-
-      - cases: "gru/float16*"
-        tolerance: {abs: 1.0e-3, rel: 1.0e-2, source: "vendor policy: fp16 kernels accumulate in fp16"}
-        reason: our fp16 GRU accumulates in fp16 by design
-
-An entry may name what it knows by the cases' *features* (:mod:`conformance.case.features`)
-instead of, or as well as, their ids; it then covers any case with those features, a fuzzer's
-``fuzz/...`` case included. Each item is a feature (``*`` and ``?`` allowed, letter case ignored)
-the case must have; an item that is a list needs one of its features; an item ``"!name"`` needs
-the case not to have it::
-
-      - features: [P]                      # any case whose LSTM has peepholes
-        verdict: fail
-        kind: known-bug
-        reason: the ONNX frontend ignores the peephole input P
-      - features: [[act=Elu, act=Softsign, "act=*Relu"]]   # one of these activations
-        verdict: rejected
-        ...
-      - features: [act=ThresholdedRelu, "!activation_alpha"]
-
-An entry may name the *configuration* the pairs ran in (the record's measured ``effective``
-configuration: ``precision``, and whatever else the runtime reported, such as OpenVINO's
-``INFERENCE_PRECISION_HINT``), and may accept only what stays *within* the precision that
-configuration computes in (``within: declared``: the pair's second judgement, against the
-precision model in that arithmetic, passes)::
-
-      - config: {precision: [bf16, f16]}   # the pairs that computed in bf16 or f16
-        within: declared                   # ... and are right for that precision
-        kind: reduced-precision
-        reason: the default configuration computes float32 in the CPU's preferred lower precision
-
-Such an entry does not cover a pair that is wrong beyond its declared precision (a dropped
-peephole in bf16 still fails the gate).
-
-An entry may name the *runtime versions* it knows of, as a PEP 440 specifier set (quoted: YAML
-reads a leading ``>`` as a folded block) matched against the record's ``runtime_version``, pre-releases
-included (``2024.0.0rc1`` is in ``>=2023.3,<2024.1``; by PEP 440's own rule it is not in ``<2024.0``);
-a file's top-level ``versions`` applies to each of its entries that sets none::
-
-    targets: "onnxruntime-*"
-    versions: ">=1.20"                     # every entry below, unless it says otherwise
-    entries:
-      - features: [act=ThresholdedRelu, "!activation_alpha"]
-        versions: ">=1.20,<1.29"           # fixed in 1.29
-        kind: known-bug
-        reason: ThresholdedRelu's default alpha is 0, not 1.0
-
-Such an entry covers no record without a runtime version, or with one that is not a PEP 440
-version; a malformed specifier is an error with its file:line.
-
-A class named by features or a configuration has members that do not diverge (an LSTM whose P is all zeros): a
-passing pair such an entry covers is ``ok``, not ``fixed``, and the entry is stale (warned of)
-when it covers no failing pair at all.
-Such a pair is judged against that tolerance (the verdict records it as an override with the
-file:line). A failing verdict an entry covers is ``expected`` and does not fail the run; a passing pair an
-entry covers is ``fixed`` (reported, so the entry can go). Where several entries cover a pair and
-the ablation named its cluster's cause, the entry whose features name that cause excuses it
-(:meth:`Expectations.match`); conformance/gate_audit.py judges again with the causes and reports
-the entries that excuse another cause, cover passing pairs too, or cover only passing ones.
-With a baseline, a failing pair fails the run only when it was not failing in the baseline.
+The manual, with the file format and every rule: docs/gate.md; entries by configuration and by
+version: docs/configuration.md, "The gate".
 """
 
 from __future__ import annotations

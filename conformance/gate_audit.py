@@ -19,7 +19,7 @@ name the cause excuses it (:meth:`conformance.gate.Expectations.match`). What is
 - **idle**: an entry that covers no pair of this selection (a ``-k`` or path slice of the corpus,
   another runtime, another version): nothing to say, and not a warning; counted only.
 
-docs/architecture.md ("The gate") states the rules; tests/test_gate_audit.py tests them.
+docs/gate.md ("An entry excuses a pair only for the defect it names") states the rules; tests/test_gate_audit.py tests them.
 """
 
 from __future__ import annotations

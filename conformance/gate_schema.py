@@ -42,8 +42,8 @@ ENTRY = {
                                                   "default: the upstream issue"},
         "upstream": {
             "description": "the runtime's upstream issue (its URL, optionally followed by a note), or `none found "
-                           "(searched YYYY-MM-DD)` after the trackers were searched; README, \"Reporting a finding "
-                           "upstream\"",
+                           "(searched YYYY-MM-DD)` after the trackers were searched; docs/bugreports.md, "
+                           "\"`conformance bugreport --expectation`\"",
             "type": "string",
             "pattern": UPSTREAM_PATTERN,
         },

@@ -3,7 +3,7 @@
 Evaluates ONNX RNN, GRU and LSTM in arbitrary precision (mpmath) from the exact binary value of
 every input, under the documented semantics of a spec family (a *profile*: onnx, openvino,
 directml). Where a spec is ambiguous it returns one reading per distinct result; where it is silent
-it marks the affected output elements unspecified. See README.md.
+it marks the affected output elements unspecified. See oracles/README.md.
 """
 
 from .api import ORACLE_VERSION, cached, computed_in, evaluate, evaluate_mp

@@ -4,7 +4,7 @@ primitives of :mod:`oracles.gates` and :mod:`oracles.activations` as they always
 
 The special values are mpmath's raw ``libmp.finf``, ``libmp.fninf`` and ``libmp.fnan`` (mantissa 0,
 exponent not 0). Every operation of the documented formulas gets IEEE 754-2019 semantics
-(README.md, "Non-finite inputs"):
+(oracles/README.md, "Non-finite inputs"):
 
 - products, sums and dot products: exact, with mpmath's IEEE rules for the specials (any NaN
   operand gives NaN; Inf − Inf and 0 × Inf give NaN; Inf + finite = Inf; Inf × nonzero finite is a

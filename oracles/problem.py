@@ -123,7 +123,7 @@ def _float32(name: str, value) -> float:
         rounded = float(np.float32(x))
     if not math.isfinite(x) or not math.isfinite(rounded):
         # FLOAT attributes: ONNX models rarely carry inf, a NaN bound or parameter is meaningless
-        # (README.md, "Non-finite inputs"); the float inputs may be non-finite, these may not
+        # (oracles/README.md, "Non-finite inputs"); the float inputs may be non-finite, these may not
         what = "is not finite" if not math.isfinite(x) else "rounds to inf as a FLOAT (float32)"
         raise OracleError(f"{name}={value!r} {what}; it should satisfy |{name}| < inf "
                           "(non-finite attributes are refused; the tensors may hold inf and NaN).")

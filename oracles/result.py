@@ -39,17 +39,17 @@ class Expected:
 
     ``unspecified`` is True where the profile's spec does not define the element (hi and lo are
     NaN there); ``reasons`` maps each reason code used to a sentence saying why. A specified
-    element whose exact value is ±Inf or NaN (non-finite inputs, README.md) has that value in hi,
+    element whose exact value is ±Inf or NaN (oracles/README.md, "Non-finite inputs") has that value in hi,
     0 in lo and 0 in bound: what is expected there is its class.
 
     ``bound`` is the precision model's bound (float64, NaN where unspecified) on the error a
     correct implementation computing in the inputs' dtype may make at each element: see
-    ``OracleResult.precision`` for the model and its parameters, and README.md, "Precision model".
+    ``OracleResult.precision`` for the model and its parameters, and oracles/README.md, "Precision model".
     None only for an Expected built by hand.
 
     ``codes`` holds each unspecified element's reason code (None where specified), and
     ``plausible`` the readings a reasonable implementation could choose there (silent.py): what
-    the comparison classifies an unspecified element by (README.md, "Where the spec is silent").
+    the comparison classifies an unspecified element by (oracles/README.md, "Plausible readings where the spec is silent").
     """
 
     hi: np.ndarray

@@ -1,7 +1,7 @@
 """What the suite's tests share: the repository's paths, the CLI as a user runs it, and the `slow`
 marker on the tests that run the real runtimes, a browser or the whole corpus.
 
-The fast loop is ``nox -s tests -- -m "not slow"`` (README: Development).
+The fast loop is ``nox -s tests -- -m "not slow"`` (docs/development.md, "Developing the suite").
 """
 
 from __future__ import annotations

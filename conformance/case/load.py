@@ -194,7 +194,7 @@ def load_document(doc, path: Path, limits: Limits = DEFAULT_LIMITS, materialize:
     top = Where(name, 1)
     if not isinstance(doc, dict):
         return [], [CaseError(top, "", f"a case file must be a mapping, not {type(doc).__name__}",
-                              "starting from the example in README.md")]
+                              "starting from the example in docs/case-format.md")]
     errors = [_schema_error(e, doc, top) for e in
               sorted(_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))]
     if errors:

@@ -75,7 +75,7 @@ class Tolerance:
                 sharp = np.fmin(sharp, self.stat_factor * self.stat_scale * sigma)
             allowed = np.maximum(sharp, self.floor_ulps * ulp_of(exact, dtype))
         if dtype in FLUSH_NOT_CARRIED:
-            # the model admits flushing subnormals to zero (oracles/README.md, "Subnormals") but
+            # the model admits flushing subnormals to zero (oracles/README.md, "Assumptions": subnormals) but
             # carries it per operation only for float16; elsewhere a flushed result loses less
             # than the smallest normal, which the ulp floor does not cover below ~2^-100
             normals = max(FLUSH_FLOOR_NORMALS, self.flush_terms)

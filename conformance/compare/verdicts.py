@@ -63,7 +63,7 @@ TABLE: tuple[Row, ...] = (
 )
 BY_VERDICT = {row.verdict.value: row for row in TABLE}
 
-#: every verdict, in the order the README and the reports list them
+#: every verdict, in the order docs/outputs.md ("Verdicts") and the reports list them
 VERDICTS: tuple[str, ...] = ("pass", "fail", "state-leak", "inconsistent", "rejected", "accepted-invalid", "crash",
                              "timeout", "not-expressible", "unspecified", "error")
 #: the divergences: verdicts that fail the run unless an expectation or the baseline covers them

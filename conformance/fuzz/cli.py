@@ -192,7 +192,7 @@ def _keep(console, result, keep: bool, regressions: Path) -> None:
                       soft_wrap=True)
     elif result.written:
         console.print(f"to keep them in the corpus, copy them into {regressions}/ (--keep does it as they are "
-                      f"written); to report one upstream: README.md, \"Reporting a finding upstream\"",
+                      f"written); to report one upstream: docs/bugreports.md, \"`conformance bugreport`\"",
                       highlight=False, markup=False, soft_wrap=True)
 
 

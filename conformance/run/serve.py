@@ -252,7 +252,7 @@ def _as_arrays(returned) -> list:
     for k, x in enumerate(returned):   # np.asarray would make it float64, and the verdict blame the dtype
         if isinstance(x, (list, tuple)):
             raise TypeError(f"output {k} is a Python {type(x).__name__}, not an array; a runtime returns numpy "
-                            f"arrays of the model's type (README, \"Writing a runtime plugin\")")
+                            f"arrays of the model's type (docs/plugins.md, \"The contract\")")
     return [np.asarray(x) for x in returned]
 
 

@@ -1,6 +1,6 @@
 """The runtime contract, and the picklable reference a worker process rebuilds a runtime from.
 
-The minimal plugin contract (README, "Writing a runtime plugin"): an object with ``name`` (str),
+The minimal plugin contract (docs/plugins.md, "The contract"): an object with ``name`` (str),
 ``format = "onnx"`` and ``run(model: bytes, feeds: dict[str, numpy.ndarray]) -> list[numpy.ndarray]``
 returning the model's outputs in order; raising means the runtime rejected the model. Optional
 attributes ``version``, ``device`` and ``config`` (str) name the target more precisely. Optional

@@ -1,5 +1,5 @@
 """The precision model: how far a *correct* implementation may land from the exact result, element
-by element (README.md, "Precision model"; docs/precision.md).
+by element (oracles/README.md, "Precision model"; docs/precision.md).
 
 Running error analysis (first order) along the case's own trajectory: every quantity of the
 recurrence — a gate's pre-activation, a gate, a new cell or hidden state — carries its value and a

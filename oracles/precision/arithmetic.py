@@ -30,7 +30,7 @@ MODEL = "running-error-v1"
 #: the reduced-precision kernel model's name (OracleResult.precision["kernel"] of computed_in)
 KERNEL_MODEL = "kernel-v1"
 
-#: how the model treats ±Inf and NaN (problems with a non-finite input; README.md, "Non-finite
+#: how the model treats ±Inf and NaN (problems with a non-finite input; oracles/README.md, "Non-finite
 #: inputs"): their classes walked in IEEE arithmetic, bound 0 at a non-finite value, and a taint
 #: where an infinity meets a factor the model may hold as 0
 NONFINITE = "ieee-classes-v1"
