@@ -325,6 +325,20 @@ def test_a_run_without_a_divergence_has_nothing_to_report_with_or_without_all(tm
     assert not (out / "bugreports").exists()
 
 
+def test_a_cluster_whose_case_file_is_gone_is_an_error_not_nothing_to_report(tmp_path):
+    """A new cluster whose cases cannot be read any more (the case file moved since the run) gets no
+    report, and the command says so and exits 1: not 0 with a logged error."""
+    case_file = tmp_path / "basic.yaml"
+    shutil.copy(ROOT / CASE[0], case_file)
+    out = tmp_path / "run"
+    conformance("run", case_file, *CASE[1:], "--runtime-plugin", SWAPPED, "--runtime", "swapped-gate-gru",
+                "--spec", "onnx-14", "--out", out, "-q", check=1)
+    case_file.unlink()
+    proc = conformance("bugreport", out, "--runtime-plugin", SWAPPED, "--verify", "isolated", check=1)
+    assert "could not be made one" in proc.stderr and "error:" in proc.stdout, proc.stdout + proc.stderr
+    assert not any((out / "bugreports").glob("c*")) if (out / "bugreports").exists() else True
+
+
 def test_the_drafted_expectation_of_a_form_cluster_loads_and_covers_it(tmp_path):
     """A form's cause carries the ablation's marker `form` (the plain sibling passes): the drafted entry
     says the form as `config:`, not as a feature (an empty feature item does not load)."""

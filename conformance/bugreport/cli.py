@@ -62,8 +62,9 @@ def plugins_of(records: list) -> tuple:
     return tuple(dict.fromkeys(found))
 
 
-def subjects_of(run: Run, cluster_ids, case_id, target_id, every: bool, log) -> list:
-    """The subjects the options name: clusters (default: the new ones; --all: every real one) or a pair."""
+def subjects_of(run: Run, cluster_ids, case_id, target_id, every: bool, log, errors: list | None = None) -> list:
+    """The subjects the options name: clusters (default: the new ones; --all: every real one) or a pair.
+    A cluster that cannot be made one (its cases cannot be read, ...) is logged and added to ``errors``."""
     from conformance.bugreport.subject import SubjectError, from_cluster, from_pair, is_real
     from conformance.report.causes import cluster_status
     if case_id or target_id:
@@ -91,6 +92,8 @@ def subjects_of(run: Run, cluster_ids, case_id, target_id, every: bool, log) -> 
             subjects.append(from_cluster(cluster, run.by_pair, run.case))
         except SubjectError as exc:
             log(f"error: {exc}")
+            if errors is not None:
+                errors.append(f"{cluster['id']}: {exc}")
     return subjects
 
 
@@ -207,6 +210,7 @@ def bugreport_command(results, cluster_ids, every, case_id, target_id, finding, 
     from conformance.bugreport.expectation import draft, render
     from conformance.bugreport.subject import SubjectError, from_finding
     log = click.echo
+    unreadable: list = []  # clusters that could not be made a report's subject: an error, exit 1
     if finding is not None:
         if results or cluster_ids or case_id or target_id or expectation:
             raise click.UsageError("--finding stands alone (no RESULTS, --cluster, --case, --target or --expectation)")
@@ -227,10 +231,13 @@ def bugreport_command(results, cluster_ids, every, case_id, target_id, finding, 
                 click.echo(f"# {cluster['id']}: {cluster['runtime']} {cluster['verdict']}, {cluster.get('size')} cases")
                 click.echo(render(draft(cluster, pairs)))
             sys.exit(EXIT_OK)
-        subjects = subjects_of(run, cluster_ids, case_id, target_id, every, log)
+        subjects = subjects_of(run, cluster_ids, case_id, target_id, every, log, unreadable)
         plugins = tuple(dict.fromkeys(plugins + plugins_of(run.records)))
         base = results if results.is_dir() else results.parent
         out = out_dir or base / "bugreports"
+    if not subjects and unreadable:
+        log(f"error: no report written: {len(unreadable)} cluster(s) could not be made one", err=True)
+        sys.exit(EXIT_FAILURES)
     if not subjects:
         log("nothing to report: " + ("no divergence cluster to report in the run" if every
                                      else "no new divergence cluster (--all reports the known ones too)"))
@@ -239,5 +246,6 @@ def bugreport_command(results, cluster_ids, every, case_id, target_id, finding, 
     for subject, why in refused:
         log(f"error: {subject.name} ({subject.target_id}): {why}", err=True)
     log(f"{len(written)} report{'s' if len(written) != 1 else ''} written in {out}"
-        + (f", {len(refused)} refused" if refused else ""))
-    sys.exit(EXIT_FAILURES if refused else EXIT_OK)
+        + (f", {len(refused)} refused" if refused else "")
+        + (f", {len(unreadable)} cluster(s) that could not be made one" if unreadable else ""))
+    sys.exit(EXIT_FAILURES if refused or unreadable else EXIT_OK)
