@@ -10,7 +10,7 @@ own variable (``CONFORMANCE_CASE_CACHE``, ``CONFORMANCE_DISCOVERY_CACHE``) names
 **Entries.** An entry is a file named by the digest of its key, holding a format line, the digest of
 what it was made from (a case file's bytes; checked by the reader against what it reads now), the
 sha256 of its payload, and the payload: a pickle. It is written to a temporary file renamed over
-the entry (:func:`conformance.run.files.write_atomic`), so a reader never sees half of one, and
+the entry (:func:`conformance.files.write_atomic`), so a reader never sees half of one, and
 concurrent writers of the same entry write the same thing. An entry that does not check (absent,
 truncated, corrupt, another format, made from other bytes) is a miss: the caller computes the
 value again and writes it over. The pickle is read by an unpickler that builds only the classes
@@ -74,7 +74,7 @@ def read(path: Path, made_from: str, allowed: Callable[[str, str], bool]):
 def write(path: Path, made_from: str, value) -> None:
     """Store ``value`` at ``path`` as made from ``made_from``; a failure is ignored."""
     try:
-        from conformance.run.files import write_atomic
+        from conformance.files import write_atomic
         payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         head = b"\n".join((FORMAT, made_from.encode(), hashlib.sha256(payload).hexdigest().encode()))
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

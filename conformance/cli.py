@@ -198,7 +198,7 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, converters, exp
     from rich.console import Console
 
     from conformance.case.load import load_paths
-    from conformance.run.files import Busy, WriteError, is_write_error, write_error
+    from conformance.files import Busy, WriteError, is_write_error, write_error
     from conformance.run.probe import PROBE_TIMEOUT
     from conformance.run.session import RunConfig, run_session
     from conformance.selection import check_tolerance, select_targets

@@ -214,8 +214,9 @@ def test_the_removals_of_the_frameworks_axes_make_cases_the_oracle_takes():
 
 def test_the_frameworks_own_axes_are_not_expressible_outside_torch():
     """num_layers, proj_size, dropout and unbatched are torch.nn's alone (``Attribute.families``): every
-    other family's translator, through the entry every run takes, calls a case that has one of them
-    not expressible and names it, so none reaches an ONNX, OpenVINO, DirectML or WebNN node; torch
+    other family's translator, through the entry every run takes and called directly (as the tests and
+    benchmarks do), calls a case that has one of them not expressible and names it, so none reaches an
+    ONNX, OpenVINO, DirectML or WebNN node; torch
     writes them all. torch's batch_first, bias and packed are the case format's layout, B and
     sequence_lens, which every family knows."""
     from conformance.case.vocabulary import ATTRIBUTE, ATTRIBUTE_TABLE
@@ -228,9 +229,9 @@ def test_the_frameworks_own_axes_are_not_expressible_outside_torch():
         has = [k for k in case.attributes if k in own]
         seen.update(has)
         for name, spec in SPECS.items():
-            got = translate(spec, case)
-            if spec.family == "torch":
-                assert not isinstance(got, NotExpressible), (case.id, got.reason)
-            elif has:
-                assert isinstance(got, NotExpressible) and repr(has[0]) in got.reason, (name, case.id)
+            for got in (translate(spec, case), spec.translate(case)):
+                if spec.family == "torch":
+                    assert not isinstance(got, NotExpressible), (case.id, got.reason)
+                elif has:
+                    assert isinstance(got, NotExpressible) and repr(has[0]) in got.reason, (name, case.id)
     assert seen == own

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conformance.files import Busy, OutLock, write_atomic
 from conformance.run import read_results
-from conformance.run.files import Busy, OutLock, write_atomic
 from tests.calibration import budget, budget_arg
 from tests.calibration import budget as budget_s
 from tests.conftest import DATA, ROOT, conformance

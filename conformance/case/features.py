@@ -28,8 +28,8 @@ import numpy as np
 
 from conformance.case import edits
 from conformance.case.constraints import broken_constraints
+from conformance.case.tensors import finfo
 from conformance.case.vocabulary import DEFAULT_ACTIVATIONS, OUTPUTS, canonical_activation
-from conformance.compare.metrics import finfo
 
 _CACHE: OrderedDict = OrderedDict()   # case digest -> features (a run asks once per target)
 

@@ -32,6 +32,12 @@ def numpy_dtype(name: str) -> np.dtype:
     return NUMPY_DTYPES[name]
 
 
+def finfo(dtype: str):
+    """numpy's (or ml_dtypes' for bfloat16) floating-point facts of a case dtype."""
+    dt = numpy_dtype(dtype)
+    return ml_dtypes.finfo(dt) if dtype == "bfloat16" else np.finfo(dt)
+
+
 def rng_for(seed: int, name: str) -> np.random.Generator:
     """The generator of one tensor: depends on the case seed and the tensor's name only."""
     return np.random.default_rng([int(seed), zlib.crc32(name.encode())])

@@ -310,9 +310,9 @@ def merge(out_dir: Path, envs: list, expectations, started: str, timings: dict, 
     """Every release's run merged into OUT/results.jsonl (only the pairs of ``case_ids`` where given:
     a release's run folder keeps the pairs of earlier selections too), judged under the
     expectations, with the report and the history view beside it."""
+    from conformance.files import write_atomic
     from conformance.gate import classify
     from conformance.report import history
-    from conformance.run.files import write_atomic
     from conformance.run.session import write_reports
 
     out_dir = Path(out_dir)

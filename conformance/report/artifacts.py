@@ -26,7 +26,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from conformance.compare.verdicts import FAILING, SEVERITY
-from conformance.run.files import write_atomic
+from conformance.files import write_atomic
 from conformance.run.results import _clean
 
 MODES = ("failing", "full")

@@ -54,6 +54,7 @@ import jinja2
 from packaging.version import InvalidVersion, Version
 
 from conformance.compare.verdicts import COLOURS, FAILING, MEANING, SEVERITY, SHORT, VERDICTS, worst
+from conformance.files import write_atomic
 from conformance.gate import Entry, Expectations, version_of_target
 from conformance.report import history_gate, history_support
 from conformance.report.history_classes import (
@@ -68,7 +69,6 @@ from conformance.report.history_classes import (
 )
 from conformance.report.history_markdown import markdown, verdict_rows
 from conformance.report.view import natural_key, safe_link
-from conformance.run.files import write_atomic
 
 TEMPLATES = Path(__file__).parent / "templates"
 

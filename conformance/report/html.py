@@ -19,11 +19,11 @@ import jinja2
 
 from conformance.compare.verdicts import COLOURS as VERDICT_COLOURS
 from conformance.compare.verdicts import FAILING, MEANING, PAGED, SEVERITY, SHORT, severity, worst
+from conformance.files import write_atomic
 from conformance.report import causes, differences, engines_matrix, matrix, view
 from conformance.report.artifacts import keeps_detail
 from conformance.report.svg import error_plot, series_of
 from conformance.report.view import family_of, num
-from conformance.run.files import write_atomic
 from conformance.runtimes.effective import describe_host, summary
 
 TEMPLATES = Path(__file__).parent / "templates"

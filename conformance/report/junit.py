@@ -15,8 +15,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from conformance.compare.verdicts import TABLE
+from conformance.files import write_atomic
 from conformance.report.view import clauses_of, family_of, natural_key, num
-from conformance.run.files import write_atomic
 
 #: how each verdict is a JUnit testcase (conformance/compare/verdicts.py)
 FAILURE = tuple(row.verdict.value for row in TABLE if row.junit == "failure")

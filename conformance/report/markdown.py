@@ -9,6 +9,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from conformance.compare.verdicts import FAILING, SEVERITY, severity
+from conformance.files import write_atomic
 from conformance.report import engines_matrix
 from conformance.report.causes import causes, cluster_status, split
 from conformance.report.view import (
@@ -21,7 +22,6 @@ from conformance.report.view import (
     spec_family,
     spec_key,
 )
-from conformance.run.files import write_atomic
 from conformance.runtimes.effective import describe_host
 from conformance.runtimes.effective import summary as configuration_summary
 

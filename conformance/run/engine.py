@@ -37,9 +37,9 @@ from conformance.compare import FAILING, for_case, judge_computed_in, judge_outp
 from conformance.compare.silent import DEFAULT_POLICY as SILENT_POLICY
 from conformance.compare.silent import apply_policy
 from conformance.converters.targets import sliced as converter_sliced
+from conformance.files import write_atomic
 from conformance.run import forms as pair_forms
 from conformance.run.batches import NARROWER_ALONE, Batches
-from conformance.run.files import write_atomic
 from conformance.run.judging import ORACLE_TIMEOUT, effective_of, judgement_fields, oracle_cached, oracle_for, path_of
 from conformance.run.planned import Planned
 from conformance.run.results import Record

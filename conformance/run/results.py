@@ -129,7 +129,7 @@ class ResultStore:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / "results.jsonl"
         if self.path.exists() and not self.path.is_file():  # a FIFO or a device would hang or flood us
-            from conformance.run.files import WriteError
+            from conformance.files import WriteError
             raise WriteError(f"{self.path} is not a regular file; remove it, or give the run another --out")
         if not resume and self.path.exists():
             self.path.unlink()

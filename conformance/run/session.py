@@ -77,7 +77,7 @@ def run_session(cases, targets, config: RunConfig, console=None, load_errors=(),
     clusters, the gate's judgement and the reports there: the exit status."""
     from rich.console import Console
 
-    from conformance.run.files import OutLock
+    from conformance.files import OutLock
     console = console or Console(stderr=False)
     with OutLock(config.out_dir):
         return _session(console, list(cases), list(load_errors), list(targets), list(skipped), config)
@@ -89,11 +89,11 @@ def _session(console, cases, load_errors, targets, skipped, config: RunConfig) -
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from conformance.compare.verdicts import FAILING
+    from conformance.files import write_atomic
     from conformance.report import terminal
     from conformance.report.artifacts import finish as finish_artifacts
     from conformance.run.ablation import ABLATED_VERDICTS, ablate
     from conformance.run.engine import Engine, write_run_info
-    from conformance.run.files import write_atomic
     from conformance.run.probe import PROBE_TIMEOUT, measured
     from conformance.run.results import ResultStore
     from conformance.run.workers import Pool

@@ -138,10 +138,6 @@ class Target:
 #: what separates a converter from the runtime in a converter target's id
 CONVERTED = "→"
 
-#: file suffix of a written program that its own builder refused (OpenVINO's op validation while the
-#: IR was written: conformance/specs/openvino/): an adapter handed that file raises the refusal
-BUILD_ERROR_SUFFIX = ".build-error.txt"
-
 #: the steps of a runtime that converts or compiles a program before it runs it (RuntimeRejected.stage);
 #: ``checker``: onnx.checker rejects what a converter wrote (conformance/runtimes/converted.py)
 STAGES = ("converter", "checker", "compiler", "runtime")

@@ -284,7 +284,8 @@ class Adapter:
     def program(self, model: str, suffix: str, what: str) -> Path:
         """The written program's main file; a program OpenVINO refused to build (its
         ``.build-error.txt``: OpenVINO's own op validation refused the case) raises that refusal."""
-        from conformance.runtimes.base import BUILD_ERROR_SUFFIX, RuntimeRejected
+        from conformance.runtimes.base import RuntimeRejected
+        from conformance.specs.openvino.vocabulary import BUILD_ERROR_SUFFIX
         self._current = None  # a refusal runs nothing: effective() reports nothing
         path = Path(model)
         if path.name.endswith(BUILD_ERROR_SUFFIX):

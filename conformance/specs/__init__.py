@@ -47,11 +47,10 @@ def translate(spec: Spec, case, form: dict | None = None) -> Program | NotExpres
     conformance/case/vocabulary.py) is not expressible, never silently dropped; nor is a program form
     (``form``: conformance/runtimes/forms.py ``program_form``, e.g. ``{"shape": "dynamic"}``) the
     family does not write (its ``forms``)."""
-    from conformance.case.vocabulary import ATTRIBUTE
-    unknown = [k for k in case.attributes if k in ATTRIBUTE and spec.family not in ATTRIBUTE[k].families]
+    from conformance.specs.program import foreign_attributes
+    unknown = foreign_attributes(spec, case)  # every translator asks this too
     if unknown:
-        return NotExpressible(spec.name, f"{spec.name} has no attribute {unknown[0]!r} (the {spec.family} "
-                                         f"translator does not write it)")
+        return NotExpressible(spec.name, unknown)
     if not form:
         return spec.translate(case)
     writes = getattr(spec, "forms", None) or {}

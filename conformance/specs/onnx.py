@@ -17,7 +17,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from conformance.case.model import Case
 from conformance.case.vocabulary import INPUTS, OUTPUTS, output_shapes
-from conformance.specs.program import LAYOUT1_TO_CANONICAL, NotExpressible, Program
+from conformance.specs.program import LAYOUT1_TO_CANONICAL, NotExpressible, Program, foreign_attributes
 
 VERSIONS = (7, 14, 22)
 GRAPH_INPUTS = ("X", "sequence_lens", "initial_h", "initial_c")
@@ -74,7 +74,7 @@ class OnnxSpec:
 
     def translate(self, case: Case, form: dict | None = None) -> Program | NotExpressible:
         form = form or {}
-        reason = self.expressible(case)
+        reason = foreign_attributes(self, case) or self.expressible(case)
         if reason:
             return NotExpressible(self.name, reason)
         notes = []

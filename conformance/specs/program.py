@@ -77,6 +77,17 @@ class Spec(Protocol):
         ...
 
 
+def foreign_attributes(spec, case) -> str:
+    """Why ``spec`` cannot say ``case`` when the case carries an attribute its family's translator does
+    not write (``Attribute.families`` in conformance/case/vocabulary.py, e.g. torch.nn's ``num_layers``
+    at an ONNX spec): never dropped silently. Every translator asks this first; "" where none."""
+    from conformance.case.vocabulary import ATTRIBUTE
+    unknown = [k for k in case.attributes if k in ATTRIBUTE and spec.family not in ATTRIBUTE[k].families]
+    if not unknown:
+        return ""
+    return f"{spec.name} has no attribute {unknown[0]!r} (the {spec.family} translator does not write it)"
+
+
 #: ONNX layout 1 outputs back to layout 0: Y [B,S,D,H] -> [S,D,B,H]; Y_h, Y_c [B,D,H] -> [D,B,H]
 LAYOUT1_TO_CANONICAL: dict[str, dict[str, tuple[int, ...]]] = {
     "Y": {"transpose": (1, 2, 0, 3)}, "Y_h": {"transpose": (1, 0, 2)}, "Y_c": {"transpose": (1, 0, 2)}}

@@ -57,7 +57,7 @@ from conformance.case.vocabulary import (
     layer_input,
     output_size,
 )
-from conformance.specs.program import NotExpressible, Program
+from conformance.specs.program import NotExpressible, Program, foreign_attributes
 
 #: torch's gate blocks as indices of ONNX's: torch block k is ONNX block ORDER[op][k]
 GATE_ORDER = {"RNN": (0,), "GRU": (1, 0, 2), "LSTM": (0, 2, 3, 1)}
@@ -109,7 +109,7 @@ class TorchSpec:
         return "; ".join(reasons) or None
 
     def translate(self, case: Case, form: dict | None = None) -> Program | NotExpressible:
-        reason = self.expressible(case)
+        reason = foreign_attributes(self, case) or self.expressible(case)
         if reason:
             return NotExpressible(self.name, reason)
         if (form or {}).get("shape") == "dynamic" and case.attributes.get("unbatched") == 1:

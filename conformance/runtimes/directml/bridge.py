@@ -1,12 +1,12 @@
 """onnxruntime's DirectML execution provider (runtime ``onnxruntime-dml``), where it exists (Windows):
-the written descriptor converted back to ONNX (conformance/specs/directml/to_onnx.py) and run there."""
+the written descriptor converted back to ONNX (conformance/runtimes/directml/to_onnx.py) and run there."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from conformance.specs.directml.loaded import _no_feeds, load
-from conformance.specs.directml.to_onnx import to_onnx
+from conformance.runtimes.directml.loaded import _no_feeds, load
+from conformance.runtimes.directml.to_onnx import to_onnx
 
 BRIDGE_DESCRIPTION = ("onnxruntime DmlExecutionProvider on an ONNX model converted back from the "
                       "written DirectML descriptor: DirectML through onnxruntime's ONNX-to-DirectML "

@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 
 from conformance import __version__
+from conformance.runtimes.directml.loaded import Loaded, _no_feeds, load
 from conformance.specs.directml import vocabulary as v
 from conformance.specs.directml.buffers import (
     write_through,
 )
-from conformance.specs.directml.loaded import Loaded, _no_feeds, load
 
 INTERPRETER_DESCRIPTION = ("DirectML descriptor interpreter: evaluates DirectML's documented semantics "
                            "in numpy from the written descriptor and buffers; not DirectML hardware")

@@ -38,7 +38,7 @@ from conformance.specs.directml.buffers import (
     packed_strides,
     tensor_bytes,
 )
-from conformance.specs.program import NotExpressible, Program
+from conformance.specs.program import NotExpressible, Program, foreign_attributes
 
 FOREIGN = {"RNN": ("linear_before_reset", "input_forget"), "GRU": ("input_forget",),
            "LSTM": ("linear_before_reset",)}
@@ -91,7 +91,7 @@ class DirectMLSpec:
     # -- translation --------------------------------------------------------------------------
 
     def translate(self, case: Case) -> Program | NotExpressible:
-        reason = self.expressible(case)
+        reason = foreign_attributes(self, case) or self.expressible(case)
         if reason:
             return NotExpressible(self.name, reason)
         notes = []

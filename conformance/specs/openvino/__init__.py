@@ -35,7 +35,7 @@ from conformance.specs.openvino.build import BuildError, _attributes, _build, _l
 from conformance.specs.openvino.expressible import _activation_reason, _bias_reason, _peephole_reason
 from conformance.specs.openvino.inputs import _inputs
 from conformance.specs.openvino.vocabulary import BUILD_ERROR_SUFFIX, CLAUSES, FEED_NAMES, FIRST_OPSET, NATIVE, OPSETS
-from conformance.specs.program import NotExpressible, Program
+from conformance.specs.program import NotExpressible, Program, foreign_attributes
 
 
 def fed_weights(inputs: dict, form: dict | None, notes: list) -> dict:
@@ -143,7 +143,7 @@ class OpenVINOSpec:
     def _start(self, case: Case) -> tuple[str, list[str], Program | None] | NotExpressible:
         """What every OpenVINO translation starts with: the op, its first notes, and the refusal
         where an input the op requires is missing."""
-        reason = self.expressible(case)
+        reason = foreign_attributes(self, case) or self.expressible(case)
         if reason:
             return NotExpressible(self.name, reason)
         op = self.native_op(case)

@@ -62,7 +62,7 @@ import numpy as np
 import conformance.specs.webnn.vocabulary as v
 from conformance.case.model import Case
 from conformance.case.vocabulary import ATTRIBUTES, OUTPUTS, canonical_activation
-from conformance.specs.program import LAYOUT1_TO_CANONICAL, NotExpressible, Program
+from conformance.specs.program import LAYOUT1_TO_CANONICAL, NotExpressible, Program, foreign_attributes
 from conformance.specs.webnn.validate import validate_document
 
 GATE_LAYOUTS = ("default", "permuted", "alternate")
@@ -177,7 +177,7 @@ class WebNNSpec:
     # -- translation ------------------------------------------------------------------------------
 
     def translate(self, case: Case) -> Program | NotExpressible:
-        reason = self.expressible(case)
+        reason = foreign_attributes(self, case) or self.expressible(case)
         if reason:
             return NotExpressible(self.name, reason)
         return _Translation(self, case).build()

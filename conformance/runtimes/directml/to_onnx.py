@@ -11,7 +11,7 @@ import numpy as np
 
 import conformance.specs.directml.vocabulary as v
 from conformance.runtimes.base import RuntimeRejected
-from conformance.specs.directml.loaded import Loaded
+from conformance.runtimes.directml.loaded import Loaded
 
 ONNX_OF_ACTIVATION = {
     "DML_OPERATOR_ACTIVATION_RELU": ("Relu", ()),
