@@ -10,7 +10,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from conformance.case.limits import DEFAULT_LIMITS, Limits, clip, clip_text
+from conformance.case.limits import DEFAULT_LIMITS, Limits, shorten, shorten_text
 from conformance.case.yamlio import (
     FileProblem,
     decode_utf8,
@@ -40,7 +40,7 @@ def _baseline_line(raw: bytes, number: int, max_bytes: int):
     try:
         record = json.loads(text)
     except json.JSONDecodeError as exc:
-        return None, f"not JSON ({clip_text(exc.msg, 60)} at column {exc.colno})"
+        return None, f"not JSON ({shorten_text(exc.msg, 60)} at column {exc.colno})"
     except RecursionError:
         return None, "JSON nested too deeply"
     if not isinstance(record, dict):
@@ -51,7 +51,7 @@ def _baseline_line(raw: bytes, number: int, max_bytes: int):
     if missing:
         return None, f"an object without {', '.join(missing)} (as strings)"
     if record["verdict"] not in ALL_VERDICTS:
-        return None, f"verdict {clip(record['verdict'])} is not one of {', '.join(ALL_VERDICTS)}"
+        return None, f"verdict {shorten(record['verdict'])} is not one of {', '.join(ALL_VERDICTS)}"
     return record, None
 
 

@@ -25,7 +25,7 @@ import yaml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from conformance.case.limits import DEFAULT_LIMITS, Limits, clip, clip_text
+from conformance.case.limits import DEFAULT_LIMITS, Limits, shorten, shorten_text
 from conformance.case.schema import describe_error, known_keys
 from conformance.case.yamlio import (
     FileProblem,
@@ -370,11 +370,11 @@ def _load_file(path: Path, limits: Limits = DEFAULT_LIMITS, policies: list | Non
             raise ExpectationsError(f"{where}: entry lacks {', '.join(missing)}; every known divergence "
                                     f"needs the cases it covers (by id or by features), a kind and a reason")
         if raw["kind"] not in KINDS:
-            raise ExpectationsError(f"{where}: kind {clip(raw['kind'])} is not one of {', '.join(KINDS)}")
+            raise ExpectationsError(f"{where}: kind {shorten(raw['kind'])} is not one of {', '.join(KINDS)}")
         config = _config_items(raw.get("config"), where)
         within = raw.get("within", "")
         if within and within not in WITHIN:
-            raise ExpectationsError(f"{where}: within {clip(within)} is not one of {', '.join(WITHIN)}")
+            raise ExpectationsError(f"{where}: within {shorten(within)} is not one of {', '.join(WITHIN)}")
         if tolerance is not None and (raw.get("config") or within):
             raise ExpectationsError(f"{where}: a tolerance override is chosen before the pair runs, so it cannot "
                                     f"depend on the configuration the run measures (config, within)")
@@ -397,13 +397,13 @@ def _versions(value, where) -> tuple[str, SpecifierSet]:
     """``versions`` as (the text as written, its PEP 440 specifier set)."""
     text = value.strip() if isinstance(value, str) else ""
     if not text:
-        raise ExpectationsError(f"{where}: versions {clip(value)} names no version; a PEP 440 specifier set such "
+        raise ExpectationsError(f"{where}: versions {shorten(value)} names no version; a PEP 440 specifier set such "
                                 f"as \">=1.20,<1.29\" or \"==1.32.0\" (leave versions out to cover every version)")
     try:
         return text, SpecifierSet(text)
     except InvalidSpecifier as exc:
-        raise ExpectationsError(f"{where}: versions {clip(value)} is not a PEP 440 specifier set of runtime versions "
-                                f"such as \">=1.20,<1.29\" or \"==1.32.0\" ({clip_text(str(exc))})") from None
+        raise ExpectationsError(f"{where}: versions {shorten(value)} is not a PEP 440 specifier set of runtime versions "
+                                f"such as \">=1.20,<1.29\" or \"==1.32.0\" ({shorten_text(str(exc))})") from None
 
 
 def _config_items(value, where) -> dict:
@@ -417,8 +417,8 @@ def _config_items(value, where) -> dict:
     for key, wanted in value.items():
         wanted = [wanted] if isinstance(wanted, (str, int, float)) else wanted
         if not isinstance(wanted, list) or not wanted or not all(isinstance(w, (str, int, float)) for w in wanted):
-            raise ExpectationsError(f"{where}: config {clip(key, 40)} is a value or a list of values; got "
-                                    f"{clip(wanted)}")
+            raise ExpectationsError(f"{where}: config {shorten(key, 40)} is a value or a list of values; got "
+                                    f"{shorten(wanted)}")
         out[str(key)] = [glob_to_regex(str(w), re.IGNORECASE) for w in wanted]
     return out
 
@@ -437,7 +437,7 @@ def _feature_items(value, where) -> list:
         if (not isinstance(alternatives, list) or not alternatives
                 or not all(isinstance(a, str) and a.strip() for a in alternatives)):
             raise ExpectationsError(f"{where}: a features item is a feature such as `P` or `act=Elu`, a "
-                                    f"list of them (one must be present) or `!feature`; got {clip(item)}")
+                                    f"list of them (one must be present) or `!feature`; got {shorten(item)}")
         out.append((negated, [glob_to_regex(a.strip(), re.IGNORECASE) for a in alternatives]))
     return out
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from . import gru, ieee, lstm, rnn
 from .activations import Activation, assign_parameters, missing_parameters
 from .arith import ZERO, from_float, neg
-from .gates import clip_to
+from .exact import clip_to
 
 CELLS = {"RNN": rnn, "GRU": gru, "LSTM": lstm}
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from . import ieee
 from .arith import exact_sum, mul, one_minus, round_to, rounded_sum
-from .gates import dot_plus, fixed_point, fixed_rows, input_projection
+from .exact import dot_plus, fixed_point, fixed_rows, input_projection
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """IEEE 754 infinities and NaN in the exact evaluation: the primitives a problem with a non-finite
 input (``Problem.nonfinite``) is evaluated with. Finite problems never come here: they run the
-primitives of :mod:`oracles.gates` and :mod:`oracles.activations` as they always did.
+primitives of :mod:`oracles.exact` and :mod:`oracles.activations` as they always did.
 
 The special values are mpmath's raw ``libmp.finf``, ``libmp.fninf`` and ``libmp.fnan`` (mantissa 0,
 exponent not 0). Every operation of the documented formulas gets IEEE 754-2019 semantics
@@ -22,7 +22,7 @@ from types import FunctionType
 
 from mpmath import libmp
 
-from . import gates
+from . import exact
 from .arith import (
     ONE,
     ROUND,
@@ -84,11 +84,11 @@ def special(value) -> bool:
 # -- exact dot products with specials --------------------------------------------------------------
 
 def fixed_point(values):
-    """gates.fixed_point, keeping the raw values and where the specials are: (ints, base, raw,
+    """exact.fixed_point, keeping the raw values and where the specials are: (ints, base, raw,
     special indices). The specials stand as 0 in ints; dot_plus decides their class."""
     specials = tuple(k for k, v in enumerate(values) if special(v))
     plain = [ZERO if special(v) else v for v in values] if specials else values
-    ints, base = gates.fixed_point(plain)
+    ints, base = exact.fixed_point(plain)
     return ints, base, values, specials
 
 
@@ -97,18 +97,18 @@ def fixed_rows(rows) -> list:
 
 
 def dot_plus(vector, row, terms=(), prec: int = 0):
-    """gates.dot_plus with IEEE classes: a special product or term makes the result their sum's
+    """exact.dot_plus with IEEE classes: a special product or term makes the result their sum's
     class (each product exact: mpf_mul gives NaN for 0 x Inf; mpf_sum NaN for Inf - Inf)."""
     specials = [t for t in terms if special(t)]
     indices = set(vector[3]) | set(row[3])
     if not (indices or specials):
-        return gates.dot_plus(vector, row, terms, prec)
+        return exact.dot_plus(vector, row, terms, prec)
     specials.extend(libmp.mpf_mul(vector[2][k], row[2][k]) for k in indices)
     return libmp.mpf_sum(specials, 0)
 
 
 def input_projection(X, W_rows, *biases):
-    """gates.input_projection with IEEE classes."""
+    """exact.input_projection with IEEE classes."""
     rows = fixed_rows(W_rows)
     bias = [list(terms) for terms in zip(*biases)] if biases else [[] for _ in W_rows]
     return [[[dot_plus(x, row, extra) for row, extra in zip(rows, bias)]
@@ -197,7 +197,7 @@ class Activation:
 def clip(value, ctx):
     """clip to [-c, c]: ±Inf goes to ±c; NaN as the reading says (min/max with a NaN operand)."""
     if ctx.clip_bound is None or not special(value):
-        return gates.clip_to(value, ctx.clip_bound, ctx.clip_bound_neg)
+        return exact.clip_to(value, ctx.clip_bound, ctx.clip_bound_neg)
     if value == NAN:
         ctx.touched.add(NAN_CLIP)
         return {"nan": NAN, "low": ctx.clip_bound_neg,
@@ -219,7 +219,7 @@ def gru_update(z, hidden, h_prev, prec: int, ctx):
 
 def variant(namespace: dict, *functions):
     """The same functions compiled against ``namespace`` with this module's primitives in place
-    of gates.py's (dot_plus, fixed_point, fixed_rows, input_projection): a cell's prepare and step
+    of exact.py's (dot_plus, fixed_point, fixed_rows, input_projection): a cell's prepare and step
     for a problem with a non-finite input, while the finite path runs its own code untouched.
     Each returned function is also bound in the new namespace under its name, so that the others
     call it (lstm.step calls _gate)."""

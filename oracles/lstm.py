@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from . import ieee
 from .arith import ROUND, ZERO, cmp, mul, one_minus, rounded_sum
-from .gates import dot_plus, fixed_point, fixed_rows, input_projection
+from .exact import dot_plus, fixed_point, fixed_rows, input_projection
 
 
 @dataclass

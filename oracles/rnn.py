@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import ieee
-from .gates import dot_plus, fixed_point, fixed_rows, input_projection
+from .exact import dot_plus, fixed_point, fixed_rows, input_projection
 
 
 @dataclass

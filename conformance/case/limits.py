@@ -48,7 +48,7 @@ def how_to_raise(field_name: str) -> str:
     return f"raise the limit with {where} if the input is meant to be this large"
 
 
-def clip(value, limit: int = 60) -> str:
+def shorten(value, limit: int = 60) -> str:
     """``repr`` of a value read from a user's file, at most about `limit` characters: messages
     never echo more of a file than that (a symlink to a secret must not leak it)."""
     if isinstance(value, str):
@@ -60,7 +60,7 @@ def clip(value, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def clip_text(text: str, limit: int = 160, quoted: int = 60) -> str:
+def shorten_text(text: str, limit: int = 160, quoted: int = 60) -> str:
     """A message from a library (a YAML or JSON parser) that may quote the file: escaped, each
     quoted part clipped to `quoted` characters, the whole to `limit`."""
     text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
@@ -68,4 +68,4 @@ def clip_text(text: str, limit: int = 160, quoted: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-__all__ = ["DEFAULT_LIMITS", "Limits", "clip", "clip_text", "how_to_raise"]
+__all__ = ["DEFAULT_LIMITS", "Limits", "shorten", "shorten_text", "how_to_raise"]

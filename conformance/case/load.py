@@ -24,7 +24,7 @@ import yaml
 import conformance.case.cache as cache
 import conformance.case.validate as validate
 from conformance.case import framework
-from conformance.case.limits import DEFAULT_LIMITS, Limits, clip_text, how_to_raise
+from conformance.case.limits import DEFAULT_LIMITS, Limits, how_to_raise, shorten_text
 from conformance.case.model import Case, CaseError
 from conformance.case.schema import SCHEMA, describe_error, did_you_mean, known_keys, show_key
 from conformance.case.tensors import DEFAULT_DISTRIBUTION, plan_float, plan_lengths
@@ -245,7 +245,7 @@ def load_document(doc, path: Path, limits: Limits = DEFAULT_LIMITS, materialize:
             errors.append(CaseError(exc.where, exc.key, exc.message, exc.hint, shown_id))
         except (ValueError, TypeError, OverflowError) as exc:
             errors.append(CaseError(getattr(doc, "here", top), "inputs",
-                                    f"cannot build the input tensors: {clip_text(str(exc))}",
+                                    f"cannot build the input tensors: {shorten_text(str(exc))}",
                                     "checking literal tensors' shapes", shown_id))
     return cases, once_per_line(errors)
 

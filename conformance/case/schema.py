@@ -188,15 +188,15 @@ def _type_name(value) -> str:
 
 
 def _show(value) -> str:
-    from conformance.case.limits import clip
-    return "null" if value is None else clip(value)
+    from conformance.case.limits import shorten
+    return "null" if value is None else shorten(value)
 
 
 def describe_error(err, doc, top, known) -> tuple:
     """(where, key, message, hint) of a jsonschema error in a document loaded by
     :func:`conformance.case.yamlio.load_yaml`: the line of the offending key or item, keys shown
-    only per :func:`show_key`, values only clipped (:func:`conformance.case.limits.clip`)."""
-    from conformance.case.limits import clip
+    only per :func:`show_key`, values only clipped (:func:`conformance.case.limits.shorten`)."""
+    from conformance.case.limits import shorten
     from conformance.case.yamlio import where_of
 
     node, where, parts = doc, getattr(doc, "here", top), []
@@ -247,7 +247,7 @@ def describe_error(err, doc, top, known) -> tuple:
         options = wanted if kind == "enum" else [wanted]
         message = f"{_show(value)} is not one of {', '.join(map(repr, options))}{did_you_mean(value, options)}"
     elif kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        message = f"{clip(value)} is outside the {kind} of {wanted}"
+        message = f"{shorten(value)} is outside the {kind} of {wanted}"
     elif kind in ("minItems", "maxItems"):
         message = f"{len(value)} item(s), but the {kind} is {wanted}"
     elif kind in ("minProperties", "maxProperties"):
@@ -256,8 +256,8 @@ def describe_error(err, doc, top, known) -> tuple:
         message = f"{_show(value)} is not in the form this key takes"
         hint = str(err.schema["description"])
     elif kind in ("oneOf", "anyOf"):
-        message = f"{clip(value)} is not valid here"
+        message = f"{shorten(value)} is not valid here"
         hint = str(err.schema.get("description", ""))
     else:
-        message = f"{clip(value)} is not valid ({kind} {clip(wanted)})"
+        message = f"{shorten(value)} is not valid ({kind} {shorten(wanted)})"
     return where, key_path(parts, known), message, hint

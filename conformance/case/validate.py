@@ -5,14 +5,14 @@ hidden_size and direction, activation counts, lengths within seq_length. A case 
 ``expect: invalid`` is checked for structure only, since breaking a constraint is its point; what
 any case needs in order to be built at all (integer dimensions, distributions that can be drawn
 from) is checked for every case. Values from the file appear in messages only clipped
-(:func:`conformance.case.limits.clip`).
+(:func:`conformance.case.limits.shorten`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from conformance.case.limits import clip
+from conformance.case.limits import shorten
 from conformance.case.schema import did_you_mean
 from conformance.case.tensors import distribution_problem
 from conformance.case.vocabulary import (
@@ -58,7 +58,7 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
     known_problems = len(problems)
     for key, value in shape.items():
         if not isinstance(value, int) or isinstance(value, bool):
-            bad("shape", key, f"shape.{key} must be an integer, got {clip(value)}",
+            bad("shape", key, f"shape.{key} must be an integer, got {shorten(value)}",
                 "writing it out in digits (YAML reads 1e9 as a float)")
     distributions = [("distribution", inputs.get("distribution"))] + [
         (name, spec.get("distribution")) for name, spec in inputs.items() if isinstance(spec, dict)]
@@ -87,7 +87,7 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
                 f"removing it (it belongs to {', '.join(owner)})" if owner else "removing it")
     hidden = attrs.get("hidden_size")
     if not isinstance(hidden, int) or isinstance(hidden, bool) or hidden < 1:
-        bad("attributes", "hidden_size", f"hidden_size must be an integer >= 1, got {clip(hidden)}",
+        bad("attributes", "hidden_size", f"hidden_size must be an integer >= 1, got {shorten(hidden)}",
             "a small value such as 3")
     direction = attrs.get("direction", "forward")
     for name, value in (dict(direction=direction) | attrs).items():
@@ -97,15 +97,15 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
         if rule.values is not None and value not in rule.values:
             allowed = " or ".join(map(str, rule.values)) if len(rule.values) < 3 else f"one of {list(rule.values)}"
             guess = did_you_mean(value, rule.values)   # a misspelling, not a deliberately bad value
-            bad("attributes", name, f"{name} must be {allowed}, got {clip(value)}{guess}", "" if guess else rule.hint)
+            bad("attributes", name, f"{name} must be {allowed}, got {shorten(value)}{guess}", "" if guess else rule.hint)
         elif rule.positive and not value > 0:
-            bad("attributes", name, f"{name} must be > 0, got {clip(value)}", rule.hint)
+            bad("attributes", name, f"{name} must be > 0, got {shorten(value)}", rule.hint)
     if "activations" in attrs and direction in DIRECTIONS:
         names = attrs["activations"]
         unknown = [a for a in names if canonical_activation(a) is None]
         if unknown:
             guess = did_you_mean(unknown[0], ACTIVATION_FUNCTIONS)
-            bad("attributes", "activations", f"unknown activation(s) {', '.join(clip(a, 30) for a in unknown[:4])}"
+            bad("attributes", "activations", f"unknown activation(s) {', '.join(shorten(a, 30) for a in unknown[:4])}"
                 f"{', ...' if len(unknown) > 4 else ''}{guess}",
                 "" if guess else "the eleven ONNX activations: Relu, Tanh, Sigmoid, Affine, LeakyRelu, "
                 "ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus")
@@ -123,7 +123,7 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
     problems += [(at("attributes", key), f"attributes.{key}", message, hint)
                  for key, message, hint in _framework(op, form, attrs, shape)]
     if form == "cell" and shape.get("seq_length", 1) != 1:
-        bad("shape", "seq_length", f"a cell is one time step: seq_length must be 1, got {clip(shape['seq_length'])}",
+        bad("shape", "seq_length", f"a cell is one time step: seq_length must be 1, got {shorten(shape['seq_length'])}",
             "removing seq_length, or `form: sequence`")
     if form == "sequence" and "seq_length" not in shape:
         bad("shape", "seq_length", "a sequence case needs shape.seq_length", "adding `seq_length: 3`")
@@ -151,7 +151,7 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
         if name == "sequence_lens" and isinstance(spec, list):
             lens = np.asarray(spec)
             if lens.size and (lens.min() < 0 or lens.max() > full_shape["seq_length"]):
-                bad("inputs", name, f"sequence_lens {clip(spec)} must satisfy 0 <= length <= seq_length "
+                bad("inputs", name, f"sequence_lens {shorten(spec)} must satisfy 0 <= length <= seq_length "
                     f"= {full_shape['seq_length']}", "`expect: invalid` for an out-of-range length")
     return problems
 
@@ -162,7 +162,7 @@ def _framework(op: str, form: str, attrs: dict, shape: dict) -> list[tuple[str, 
     out = []
     layers = attrs.get("num_layers", 1)
     if not isinstance(layers, int) or isinstance(layers, bool) or not 1 <= layers <= MAX_LAYERS:
-        out.append(("num_layers", f"num_layers must be an integer from 1 to {MAX_LAYERS}, got {clip(layers)}",
+        out.append(("num_layers", f"num_layers must be an integer from 1 to {MAX_LAYERS}, got {shorten(layers)}",
                     "2 for a stack of two layers"))
     elif layers > 1 and form == "cell":
         out.append(("num_layers", "a cell has one layer (torch's RNNCell/GRUCell/LSTMCell)", "form: sequence"))
@@ -170,16 +170,16 @@ def _framework(op: str, form: str, attrs: dict, shape: dict) -> list[tuple[str, 
     hidden = attrs.get("hidden_size")
     if not isinstance(proj, int) or isinstance(proj, bool) or proj < 0 or (
             proj and isinstance(hidden, int) and proj >= hidden):
-        out.append(("proj_size", f"proj_size must be 0 or 0 < proj_size < hidden_size, got {clip(proj)}",
+        out.append(("proj_size", f"proj_size must be 0 or 0 < proj_size < hidden_size, got {shorten(proj)}",
                     "torch.nn.LSTM refuses proj_size >= hidden_size"))
     elif proj and form == "cell":
         out.append(("proj_size", "torch.nn.LSTMCell has no projection", "form: sequence"))
     dropout = attrs.get("dropout", 0.0)
     if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
-        out.append(("dropout", f"dropout must be a probability in [0, 1), got {clip(dropout)}", "0.25"))
+        out.append(("dropout", f"dropout must be a probability in [0, 1), got {shorten(dropout)}", "0.25"))
     if attrs.get("unbatched") == 1 and shape.get("batch_size") != 1:
         out.append(("unbatched", f"unbatched input is one sequence: batch_size must be 1, got "
-                    f"{clip(shape.get('batch_size'))}", "batch_size: 1"))
+                    f"{shorten(shape.get('batch_size'))}", "batch_size: 1"))
     return out
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from conformance.case.limits import DEFAULT_LIMITS, Limits, clip, clip_text
+from conformance.case.limits import DEFAULT_LIMITS, Limits, shorten, shorten_text
 
 
 @dataclass(frozen=True)
@@ -195,7 +195,7 @@ def _mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
         if key in out:
             raise yaml.MarkedYAMLError(
                 "while constructing a mapping", node.start_mark,
-                f"found duplicate key {clip(key)}", key_node.start_mark)
+                f"found duplicate key {shorten(key)}", key_node.start_mark)
         out[key] = loader.construct_object(value_node, deep=True)
         out.where[key] = Where(loader.name, key_node.start_mark.line + 1)
     return out
@@ -236,7 +236,7 @@ def describe_yaml_error(exc: yaml.YAMLError) -> tuple[int, str]:
     problem = getattr(exc, "problem", None) or type(exc).__name__
     if isinstance(exc, YAMLLimitError):
         return line, problem
-    return line, f"YAML syntax error: {clip_text(problem)}"
+    return line, f"YAML syntax error: {shorten_text(problem)}"
 
 
 def where_of(node, key, default: Where) -> Where:

@@ -9,7 +9,7 @@ from mpmath import libmp
 
 import oracles
 from oracles.arith import EXACT_BITS, exact_sum, one_minus
-from oracles.gates import dot_plus, fixed_point
+from oracles.exact import dot_plus, fixed_point
 
 
 def test_sums_are_exact_within_the_limit_and_rounded_beyond_it():
