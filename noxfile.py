@@ -104,8 +104,9 @@ def tests(session):
     """The suite's own tests, on the real runtimes (the real converters too). The fast loop:
     `nox -s tests -- -m "not slow"`."""
     install(session, "runtimes,test,cluster,converters")
-    # -v: each test's name as it runs (a CI log shows progress); --durations: the slowest tests at the end
-    session.run("pytest", "-v", "--durations=15", "-p", "no:cacheprovider", *session.posargs)
+    # -v: each test's name as it runs (a CI log shows progress); -rfEs: every failure, error and skip with
+    # its reason in the summary; --durations: the slowest tests at the end
+    session.run("pytest", "-v", "-rfEs", "--durations=15", "-p", "no:cacheprovider", *session.posargs)
 
 
 @nox.session(python=PYTHON)
