@@ -38,8 +38,7 @@ from conformance.compare.silent import DEFAULT_POLICY as SILENT_POLICY
 from conformance.compare.silent import apply_policy
 from conformance.converters.targets import sliced as converter_sliced
 from conformance.files import write_atomic
-from conformance.isolation.jobs import Job, Outcome
-from conformance.isolation.workers import Pool
+from conformance.isolation.workers import Job, Outcome, Pool
 from conformance.results import Record
 from conformance.run import forms as pair_forms
 from conformance.run.batches import NARROWER_ALONE, Batches
