@@ -55,7 +55,7 @@ def _modules() -> dict[str, Path]:
 
 def _unit(name: str) -> str:
     """The package a module belongs to for layering: ``conformance.run.engine`` -> ``conformance.run``
-    (a top-level module such as ``conformance.cli`` is its own unit), ``oracles.api`` -> ``oracles.api``."""
+    (a top-level module such as ``conformance.selection`` is its own unit), ``oracles.api`` -> ``oracles.api``."""
     parts = name.split(".")
     return ".".join(parts[:2])
 

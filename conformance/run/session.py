@@ -2,7 +2,7 @@
 
 ``conformance run``, ``conformance history`` (each release's run and its repeats) and any program
 that runs the suite call :func:`run_session` with a :class:`RunConfig`; what the command line adds
-(option parsing, target discovery, the cluster, signals) stays in conformance/cli.py. The exit
+(option parsing, target discovery, the cluster, signals) stays in conformance/cli/run.py. The exit
 status is the one docs/gate.md gives: 0, 1 for a new failure, 2 for a case-file error.
 """
 
