@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from conformance.case import load_paths  # noqa: E402
+from conformance.cluster.client import start_local  # noqa: E402
 from conformance.run import Engine, Options, Pool, ResultStore, compile_expression  # noqa: E402
-from conformance.run.cluster import start_local  # noqa: E402
 from conformance.run.probe import measured  # noqa: E402
 from conformance.runtimes.discovery import discover  # noqa: E402
 from conformance.selection import specs_by_format  # noqa: E402

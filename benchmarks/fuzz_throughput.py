@@ -29,7 +29,7 @@ from conformance.case import load_paths  # noqa: E402
 from conformance.fuzz.campaign import Campaign, CampaignConfig  # noqa: E402
 from conformance.fuzz.strategies import Scope  # noqa: E402
 from conformance.gate import Expectations  # noqa: E402
-from conformance.run.processes import cpu_count  # noqa: E402
+from conformance.isolation.processes import cpu_count  # noqa: E402
 from conformance.runtimes import discover, plugin_targets  # noqa: E402
 from conformance.selection import specs_by_format  # noqa: E402
 

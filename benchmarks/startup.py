@@ -73,7 +73,7 @@ if __name__ == "__main__":
     around("conformance.selection", "select_targets", "discovery started", "targets discovered")
     around("conformance.case.load", "load_paths", "corpus load started", "corpus loaded")
     around("conformance.run.probe", "measured", "probe started", "probe measured")
-    import conformance.run.engine as engine, conformance.run.results as results, conformance.run.workers as workers
+    import conformance.run.engine as engine, conformance.results as results, conformance.isolation.workers as workers
     def first(cls, attr, label):
         orig, seen = getattr(cls, attr), []
         def wrapped(self, *a, **k):

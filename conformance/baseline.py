@@ -57,7 +57,7 @@ def _baseline_line(raw: bytes, number: int, max_bytes: int):
 
 def _read_baseline(path, limits: Limits) -> tuple[list[dict], list[tuple[int, str]]]:
     """(result records, [(line, problem) of every other non-blank line]) of a baseline file; unlike
-    :func:`conformance.run.results.read_results`, nothing is skipped silently."""
+    :func:`conformance.results.read_results`, nothing is skipped silently."""
     records, bad = [], []
     try:
         f = open_regular(path)

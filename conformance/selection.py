@@ -204,14 +204,12 @@ def select_targets(spec_filter, plugins, runtimes, devices, use_entry_points: bo
     for value in devices:
         split_device(value)
     if converters and plain:
-        from conformance.converters.targets import select
-        found, gaps = select(formats, converters)
+        found, gaps = select_converters(formats, converters)
         targets, skipped, names = select_targets(spec_filter, plugins, runtimes, devices, use_entry_points, configs)
         converted, _ = narrow(found, runtimes, devices, (), gaps)
         return targets + converted, skipped + gaps, names
     if converters:
-        from conformance.converters.targets import select
-        targets, skipped = select(formats, converters)
+        targets, skipped = select_converters(formats, converters)
         targets, warnings = narrow(targets, runtimes, devices, configs, skipped)
         for w in warnings:
             click.echo(f"warning: {w}", err=True)
@@ -235,3 +233,22 @@ CONFIG_HELP = ("Only targets in this configuration (repeatable: any of them), e.
                "precision=default, or an execution form: shape=dynamic|static, weights=inputs|constants, "
                "session=reused|fresh, threads=4|1, relations=on|off, or forms=default for the targets in the "
                "default form (docs/forms.md); as the target id names it, without the measured part after the arrow.")
+
+
+def select_converters(specs_by_format: dict, wanted) -> tuple[list, list]:
+    """The converter targets ``--converter`` names, or a usage error listing the converters."""
+    from conformance.converters import CONVERTERS, matching
+    from conformance.converters.targets import discover
+    try:
+        unknown = [w for w in wanted if w != "all" and not matching([w])]
+    except (ImportError, AttributeError, TypeError, KeyError) as exc:
+        raise click.UsageError(f"--converter: {exc}") from exc
+    if unknown:
+        names = [c.name for c in CONVERTERS]
+        raise click.UsageError(f"--converter {unknown[0]}: no converter is named {unknown[0]!r}"
+                               f"{closest(unknown[0], names) or '.'} Converters: {', '.join(names)}, or all")
+    found, skipped = discover(specs_by_format, wanted)
+    if not found:
+        reasons = "; ".join(f"{s.runtime}: {s.reason}" for s in skipped) or "none of them reads the selected specs"
+        raise NoMatch(f"--converter {' '.join(wanted)}: no converter target here ({reasons})")
+    return found, skipped

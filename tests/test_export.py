@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance.run.results import read_results
+from conformance.results import read_results
 from tests.conftest import ROOT, conformance
 
 #: GRU cases onnxruntime passes (basic) and fails (a ThresholdedRelu without its own alpha, whose

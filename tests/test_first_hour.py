@@ -129,7 +129,7 @@ def test_an_entry_with_nothing_in_a_slice_is_no_warning_and_in_a_whole_corpus_on
 
 
 def test_a_slice_is_a_k_or_a_path_inside_the_corpus(monkeypatch):
-    from conformance.cli import is_slice
+    from conformance.cli.options import is_slice
     monkeypatch.chdir(ROOT)
     assert not is_slice((), "") and not is_slice((Path("cases"),), "")
     # a corpus of one's own is whole under expectations of one's own, a slice under ./expectations/
@@ -227,7 +227,7 @@ def test_a_missing_engine_is_named_by_its_package():
 
 
 def test_outputs_returned_as_python_lists_are_named_so():
-    from conformance.run.serve import _as_arrays
+    from conformance.isolation.serve import _as_arrays
     with pytest.raises(TypeError, match="output 1 is a Python list, not an array"):
         _as_arrays([1.0, [[0.5]]])
     assert [a.dtype.name for a in _as_arrays([1.0, (x for x in ())][:1])] == ["float64"]
@@ -255,8 +255,8 @@ def test_the_fuzzers_table_never_cuts_a_target_name():
 def test_a_clean_campaign_leaves_a_record_of_its_seed_and_counts(tmp_path):
     from collections import Counter, defaultdict
 
+    from conformance.cli.fuzz import _record
     from conformance.fuzz.campaign import CampaignConfig, CampaignResult
-    from conformance.fuzz.cli import _record
     result = CampaignResult(examples=40, valid=35, invalid=5, seed=1234)
     result.verdicts = defaultdict(Counter, {T: Counter({"pass": 40})})
     config = CampaignConfig(targets=[types.SimpleNamespace(id=T)], out_dir=tmp_path / "fuzz", budget_s=60)

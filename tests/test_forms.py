@@ -12,9 +12,9 @@ import pytest
 
 from conformance.case import load_paths
 from conformance.case.variants import at_shape, lengths, other_values, shapes
+from conformance.isolation.plans import Plan, execute
 from conformance.run import forms as pair_forms
 from conformance.run import relations as rel
-from conformance.run.plans import Plan, execute
 from conformance.runtimes import plugin_forms
 from conformance.runtimes.forms import (
     BY_KEY,
@@ -201,8 +201,8 @@ class _Handle:
 
 
 def _arrays(value):
-    """What the worker takes for outputs (conformance/run/serve.py)."""
-    from conformance.run.serve import _as_arrays
+    """What the worker takes for outputs (conformance/isolation/serve.py)."""
+    from conformance.isolation.serve import _as_arrays
     return _as_arrays(value)
 
 

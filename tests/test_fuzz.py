@@ -36,8 +36,8 @@ from conformance.case import load_paths
 from conformance.case.load import load_document
 from conformance.case.vocabulary import ATTRIBUTE
 from conformance.case.yamlio import load_yaml
+from conformance.cli.fuzz import parse_budget
 from conformance.fuzz.campaign import Campaign, CampaignConfig
-from conformance.fuzz.cli import parse_budget
 from conformance.fuzz.mutations import broken_constraints, expected_constraint
 from conformance.fuzz.reproducer import case_document, render
 from conformance.fuzz.signature import case_tokens
@@ -370,7 +370,7 @@ def test_a_crash_is_a_finding_and_the_campaign_goes_on(tmp_path):
 def test_the_quick_start_environment_has_what_the_fuzzer_needs_and_findings_stay_out_of_the_corpus():
     import tomllib
 
-    from conformance.fuzz.cli import fuzz_command
+    from conformance.cli.fuzz import fuzz_command
     root = Path(__file__).parent.parent
     extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert any(r.startswith("hypothesis") for r in extras["runtimes"]), "nox -s conformance installs .[runtimes]"

@@ -14,8 +14,8 @@ import pytest
 from rich.console import Console
 
 from conformance.case import load_paths
+from conformance.cli import history as history_cli
 from conformance.gate import Expectations
-from conformance.history import cli as history_cli
 from conformance.history.environments import Env, _import_check, import_problem, numpy_choices
 from conformance.history.versions import Selection, VersionSpecError, installable, parse
 from conformance.run import compile_expression

@@ -19,7 +19,7 @@ import pytest
 from rich.console import Console
 
 from conformance.case import load_paths
-from conformance.history import cli as history_cli
+from conformance.cli import history as history_cli
 from conformance.history.environments import Env, _link_suite
 from conformance.run import compile_expression
 from conformance.selection import specs_by_format
@@ -106,9 +106,9 @@ def test_a_plan_goes_whole_to_the_release_and_comes_back_as_it_runs_here(forms_h
     (EnvRuntime.run_plan): the adapter's load() there (one session for the three shapes), each call's
     outputs as the same adapter gives them in this process, the path the release's session took."""
     from conformance.history.proxy import EnvRuntime
+    from conformance.isolation.plans import execute
+    from conformance.isolation.serve import _as_arrays, _effective
     from conformance.run import forms as pair_forms
-    from conformance.run.plans import execute
-    from conformance.run.serve import _as_arrays, _effective
     from conformance.runtimes.forms import program_form
     from conformance.runtimes.onnxruntime import OnnxRuntime
     from conformance.specs import SPECS, translate

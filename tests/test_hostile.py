@@ -116,7 +116,7 @@ def test_a_runtime_killed_for_its_memory_is_a_memory_limit_crash_even_when_its_t
     """The pool reads a worker's memory before it calls a late worker a timeout: a runaway that a
     slow poll catches only after its deadline is still named for its memory (tests the order of the
     checks with a worker double, not a race)."""
-    from conformance.run.workers import late_verdict
+    from conformance.isolation.jobs import late_verdict
     assert late_verdict(held=3 << 30, limit=1 << 30, timeout=4)[0] == "crash"
     assert "memory limit" in late_verdict(held=3 << 30, limit=1 << 30, timeout=4)[1]
     assert late_verdict(held=100 << 20, limit=1 << 30, timeout=4) == ("timeout", "no answer within 4 s; worker killed")

@@ -714,7 +714,7 @@ def test_trimmed_results_still_resume_gate_baseline_and_report(tmp_path):
     from conformance.baseline import Baseline
     from conformance.gate import classify
     from conformance.report.artifacts import finish
-    from conformance.run.results import ResultStore
+    from conformance.results import ResultStore
     entry = {"kind": "known-bug", "reason": "known", "link": "", "where": "e.yaml:3"}
     full = {"worst_elements": {"Y": [{"index": [0], "ratio": 9.0}]}, "error_by_step": {"Y": [1.0]},
             "oracle": {"digits": 30}, "effective": {"precision": "f32"}, "features": ["clip"], "pair_digest": "d"}

@@ -1,9 +1,10 @@
-"""Who a worker's death is charged to (conformance/run/workers.py ``Pool._replace``), with stand-in
+"""Who a worker's death is charged to (conformance/isolation/workers.py ``Pool._replace``), with stand-in
 workers: no process, no race."""
 
 from __future__ import annotations
 
-from conformance.run.workers import Job, Pool
+from conformance.isolation.jobs import Job
+from conformance.isolation.workers import Pool
 
 
 class _StandIn:

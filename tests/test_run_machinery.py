@@ -210,8 +210,8 @@ def test_a_job_sent_ahead_keeps_its_own_output_and_a_crash_before_it_sends_it_el
     current one (workers.py, ``_send_ahead``). Each answer still carries exactly what its own call
     printed (the worker reads its output before answering), and the job sent ahead to a worker
     that then crashes runs in a new worker, uncharged: only the crashing job is a crash."""
+    from conformance.isolation.jobs import Job
     from conformance.run import Pool
-    from conformance.run.workers import Job
     from conformance.runtimes.base import RuntimeRef
     ref = RuntimeRef("tests.plugins:Echo", cwd=str(ROOT))
     models = [b"first", b"second", b"crash", b"after", b"last"]
@@ -233,7 +233,7 @@ def test_a_broken_pipe_inside_the_suite_is_an_error_not_a_closed_stdout(tmp_path
     silently; one raised inside the suite (its pipe to a worker) is an internal error: the
     traceback, a message, exit status 2, and the results written so far kept."""
     from conformance.cli import main
-    from conformance.run.workers import Pool
+    from conformance.isolation.workers import Pool
     real, calls = Pool._send_ahead, []
 
     def breaks(self):
@@ -253,7 +253,7 @@ def test_a_broken_pipe_inside_the_suite_is_an_error_not_a_closed_stdout(tmp_path
 
 
 def test_a_closed_stdout_is_told_from_an_open_one(monkeypatch):
-    from conformance.cli import stdout_closed
+    from conformance.cli.run import stdout_closed
     read, write = os.pipe()
     with os.fdopen(write, "w") as stream:
         monkeypatch.setattr(sys, "stdout", stream)
@@ -287,7 +287,7 @@ def test_a_batch_run_one_program_after_another_gives_each_its_own_configuration(
     """Without ``run_many`` (or when each program must run on its own), a batch job runs ``run``
     per program; each answer carries the configuration its own call reported, a refusal with the
     step that refused, and ``alone`` marks each as run on its own."""
-    from conformance.run.serve import _batch
+    from conformance.isolation.serve import _batch
     answers = _batch(_OneByOne(), [("a", {}), ("refused", {}), ("b", {})], alone)
     assert [a[0] for a in answers] == ["ok", "error", "ok"]
     assert [a[4]["program"] for a in answers] == ["a", "refused", "b"]

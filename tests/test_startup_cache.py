@@ -262,7 +262,7 @@ def test_a_package_determined_runtime_is_found_once_per_install(tmp_path, monkey
     formats = specs_by_format(("onnx-14",))
     first, gaps = discovery.discover(formats, use_entry_points=False, runtimes=("onnx-reference",))
     assert first and len(list((tmp_path / "discovery").glob("*.pickle"))) == 1
-    import conformance.run.processes as processes
+    import conformance.isolation.processes as processes
     monkeypatch.setattr(processes, "isolated", lambda *a, **k: pytest.fail("discovered again, not recalled"))
     again, gaps_again = discovery.discover(formats, use_entry_points=False, runtimes=("onnx-reference",))
     assert [t.id for t in again] == [t.id for t in first] and gaps_again == gaps
@@ -304,12 +304,12 @@ def _imported(code: str) -> set[str]:
 
 
 def test_a_worker_and_a_discovery_process_do_not_import_the_engine():
-    for code in ("import conformance.run.serve", "import conformance.runtimes.discovery",
-                 "import conformance.run.processes"):
+    for code in ("import conformance.isolation.serve", "import conformance.runtimes.discovery",
+                 "import conformance.isolation.processes"):
         loaded = _imported(code)
         assert not {"conformance.run.engine", "conformance.cli", "oracles", "jsonschema"} & loaded, code
     from conformance.run import Engine, Pool  # the package's names still import, when used
-    assert Engine.__module__ == "conformance.run.engine" and Pool.__module__ == "conformance.run.workers"
+    assert Engine.__module__ == "conformance.run.engine" and Pool.__module__ == "conformance.isolation.workers"
 
 
 def test_a_warm_case_cache_imports_no_jsonschema(tmp_path):
@@ -338,8 +338,8 @@ def test_children_of_the_console_script_skip_it(monkeypatch):
 
 
 def test_an_empty_store_counts_every_pair_without_digesting(tmp_path):
+    from conformance.results import ResultStore
     from conformance.run.engine import Engine, Options
-    from conformance.run.results import ResultStore
     from conformance.runtimes.base import RuntimeRef, Target
     cases, _ = _fresh([DATA / "cases"])
     targets = [Target("x", "1", "CPU", "default", spec, RuntimeRef("m:X")) for spec in ("onnx-7", "onnx-14")]

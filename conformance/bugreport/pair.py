@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from conformance.results import MemoryStore
 from conformance.run.engine import Engine, Options
-from conformance.run.results import MemoryStore
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """What a converter did with a valid case, in one of four words: the outcome of a converter target's
-pair, read from its record (its verdict, and the stage its refusal names: conformance/runtimes/
+pair, read from its record (its verdict, and the stage its refusal names: conformance/converters/
 converted.py).
 
 - ``pass``: it ran and is right (where the converter declares a narrower precision by design, as

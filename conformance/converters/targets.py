@@ -51,8 +51,8 @@ def _runtime_version(runtime: str) -> str:
 
 def targets(specs_by_format: dict, wanted=("all",)):
     """(targets, gaps) of the converters ``wanted`` names (``--converter``)."""
+    from conformance.converters.converted import converter_version
     from conformance.runtimes.base import RuntimeRef, Target
-    from conformance.runtimes.converted import converter_version
     from conformance.runtimes.forms import compose
     found, gaps = [], []
     for conv in matching(wanted):
@@ -78,7 +78,7 @@ def targets(specs_by_format: dict, wanted=("all",)):
                 configs = [base] + ([compose(base, {"shape": "dynamic"})]
                                     if options in conv.dynamic else [])
                 for config in configs:
-                    ref = RuntimeRef("conformance.runtimes.converted:Converted",
+                    ref = RuntimeRef("conformance.converters.converted:Converted",
                                      (("converter", key), ("options", json.dumps(options, sort_keys=True)),
                                       ("runtime", runtime), ("config", base)))
                     found.append(Target(runtime, runtime_version, "CPU", config, spec, ref, format=conv.reads,
@@ -91,7 +91,7 @@ def targets(specs_by_format: dict, wanted=("all",)):
 def discover(specs_by_format: dict, wanted) -> tuple[list, list]:
     """(targets, skipped) of the converters ``wanted`` names, found in a throwaway process of their own
     (the converters import torch, onnxruntime and OpenVINO; the suite's main process never does)."""
-    from conformance.run.processes import isolated
+    from conformance.isolation.processes import isolated
     from conformance.runtimes import Skipped
     from conformance.runtimes.discovery import Failed, captured
     value, _ = isolated(captured, targets, specs_by_format, tuple(wanted))
@@ -99,24 +99,3 @@ def discover(specs_by_format: dict, wanted) -> tuple[list, list]:
         return [], [Skipped("converters", f"discovery failed: {value.text}")]
     found, gaps = value
     return list(found), [Skipped(*gap) for gap in gaps]
-
-
-def select(specs_by_format: dict, wanted) -> tuple[list, list]:
-    """The converter targets ``--converter`` names, or a usage error listing the converters."""
-    import click
-
-    from conformance.converters import CONVERTERS
-    from conformance.selection import NoMatch, closest
-    try:
-        unknown = [w for w in wanted if w != "all" and not matching([w])]
-    except (ImportError, AttributeError, TypeError, KeyError) as exc:
-        raise click.UsageError(f"--converter: {exc}") from exc
-    if unknown:
-        names = [c.name for c in CONVERTERS]
-        raise click.UsageError(f"--converter {unknown[0]}: no converter is named {unknown[0]!r}"
-                               f"{closest(unknown[0], names) or '.'} Converters: {', '.join(names)}, or all")
-    found, skipped = discover(specs_by_format, wanted)
-    if not found:
-        reasons = "; ".join(f"{s.runtime}: {s.reason}" for s in skipped) or "none of them reads the selected specs"
-        raise NoMatch(f"--converter {' '.join(wanted)}: no converter target here ({reasons})")
-    return found, skipped

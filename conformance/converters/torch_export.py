@@ -7,7 +7,7 @@ with, in the description's ``inputs`` order) and the target's options, and retur
 :class:`~conformance.converters.written.Written`. Where the description is ``dynamic``
 (``shape=dynamic``: conformance/specs/torch.py), the exporter is asked for symbolic batch and
 sequence dimensions (``dynamic_axes``, ``dynamic_shapes``). Whatever an exporter raises is its
-refusal: the adapter (conformance/runtimes/converted.py) records it at stage ``converter``.
+refusal: the adapter (conformance/converters/converted.py) records it at stage ``converter``.
 """
 
 from __future__ import annotations

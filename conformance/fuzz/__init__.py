@@ -12,7 +12,7 @@ Modules, one concept each:
 - :mod:`~conformance.fuzz.finding`: a finding, its cause and the text written with it;
 - :mod:`~conformance.fuzz.reduce`: a finding's case reduced to the features its failure needs;
 - :mod:`~conformance.fuzz.reproducer`: findings as case files, and the index of those written;
-- :mod:`~conformance.fuzz.display`, :mod:`~conformance.fuzz.cli`: ``conformance fuzz``.
+- :mod:`~conformance.fuzz.display`, :mod:`~conformance.cli.fuzz`: ``conformance fuzz``.
 
 Hypothesis is imported on first use, so the rest of the suite runs without it.
 """

@@ -3,7 +3,7 @@
 The property: for a drawn case, every target either agrees with the oracle within the tolerance
 or gives a clean verdict (``pass``, ``not-expressible``, ``unspecified``; for an invalid case,
 ``pass`` means it was rejected). The :class:`~conformance.run.engine.Engine` does the judging, with
-the tolerance and the oracle the corpus uses, on one warm worker :class:`~conformance.run.workers.Pool`
+the tolerance and the oracle the corpus uses, on one warm worker :class:`~conformance.isolation.workers.Pool`
 kept for the whole campaign, so a runtime that crashes costs a verdict and not the campaign.
 
 Anything else (``fail``, ``rejected`` valid case, ``accepted-invalid``, ``crash``, ``timeout``,

@@ -1,6 +1,6 @@
 """``conformance fuzz --cluster``: one independent campaign per worker, findings merged here.
 
-Each conformance worker of the cluster (:mod:`conformance.run.cluster_worker`) runs a
+Each conformance worker of the cluster (:mod:`conformance.cluster.worker`) runs a
 :class:`~conformance.fuzz.campaign.Campaign` of its own, with its own seed (the campaign's seed +
 the shard's index), on the selected targets it holds, in its own worker processes, for what is
 left of the budget; it starts from the findings already known here (the central index: ``--out``
@@ -65,7 +65,7 @@ class ShardAnswer:
 
 def run_shard(shard: Shard) -> ShardAnswer:
     """A Dask task: the shard's campaign on this worker's targets, in its own worker processes."""
-    from conformance.run.cluster_worker import _plugin
+    from conformance.cluster.worker import _plugin
     plugin = _plugin()
     targets = [t for t in plugin.targets if t.id in set(shard.target_ids)]
     # the Dask worker's own threads use the random module while hypothesis draws: not the strategies'

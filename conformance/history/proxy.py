@@ -1,7 +1,7 @@
 """The suite's side of a release's environment: a runtime whose calls run in that environment's
 interpreter (:mod:`conformance.history.remote`).
 
-:class:`EnvRuntime` lives in an ordinary worker process (conformance/run/workers.py), so the
+:class:`EnvRuntime` lives in an ordinary worker process (conformance/isolation/workers.py), so the
 timeout, the memory limit and the process-group kill apply to it and to the interpreter it starts,
 which is its child in the same group. When that interpreter dies, this worker dies with the same
 signal, so the pair is a ``crash`` as it would be with the runtime in the worker itself.
@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 from conformance.history.remote import PROTOCOL, pack, unpack
-from conformance.run.serve import NO_INSTALL
+from conformance.isolation.serve import NO_INSTALL
 from conformance.runtimes.base import RuntimeRejected
 
 
@@ -32,7 +32,7 @@ def environment() -> dict:
 
 class EnvRuntime:
     """The runtime ``path`` (``module:attr`` with ``kwargs``) built by the interpreter ``python``. A
-pair's plan of calls (an execution form: conformance/run/plans.py) goes there whole
+pair's plan of calls (an execution form: conformance/isolation/plans.py) goes there whole
 (:meth:`run_plan`), so a loaded model is reused, and threads run at once, in the release itself."""
 
     def __init__(self, python: str, path: str, kwargs: tuple = (), name: str = "", version: str = "",
@@ -92,10 +92,10 @@ pair's plan of calls (an execution form: conformance/run/plans.py) goes there wh
         return [unpack(o) for o in outputs]
 
     def run_plan(self, plan):
-        """``plan`` run by the release's interpreter, as a worker runs it (conformance/run/serve.py
+        """``plan`` run by the release's interpreter, as a worker runs it (conformance/isolation/serve.py
         sends a plan job here instead of running its calls one by one through :meth:`run`)."""
         from conformance.history.remote import plan_request
-        from conformance.run.plans import Answer
+        from conformance.isolation.plans import Answer
         done = self._call({"op": "plan", "plan": plan_request(plan)})
         return Answer([(status, None if outputs is None else [unpack(o) for o in outputs], error)
                        for status, outputs, error in done["calls"]], done["loaded_by"], done["effective"] or {})

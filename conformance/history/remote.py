@@ -98,7 +98,7 @@ def serve(path: str, kwargs_json: str) -> None:
 
 
 def plan_request(plan) -> dict:
-    """A plan (conformance/run/plans.py ``Plan``) as plain values: its inputs' arrays as .npy bytes."""
+    """A plan (conformance/isolation/plans.py ``Plan``) as plain values: its inputs' arrays as .npy bytes."""
     return {"programs": [bytes(p) if not isinstance(p, str) else p for p in plan.programs],
             "inputs": [{k: pack(v) for k, v in feeds.items()} for feeds in plan.inputs],
             "steps": [list(step) for step in plan.steps], "notes": list(plan.notes)}
@@ -106,10 +106,10 @@ def plan_request(plan) -> dict:
 
 def run_plan(runtime, request: dict) -> dict:
     """A pair's plan of calls (:func:`plan_request`) run here as a worker runs it
-    (conformance/run/plans.py ``execute``: one ``load`` reused, threads at once, a chain), so the
+    (conformance/isolation/plans.py ``execute``: one ``load`` reused, threads at once, a chain), so the
     execution forms reach the release itself; its answer as plain values."""
-    from conformance.run.plans import Plan, execute
-    from conformance.run.serve import _as_arrays, _effective
+    from conformance.isolation.plans import Plan, execute
+    from conformance.isolation.serve import _as_arrays, _effective
     plan = Plan(list(request["programs"]), [{k: unpack(v) for k, v in feeds.items()} for feeds in request["inputs"]],
                 [tuple(step) for step in request["steps"]], list(request["notes"]))
     done = execute(runtime, plan, _as_arrays, _effective)

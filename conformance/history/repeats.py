@@ -32,7 +32,7 @@ def mark(records: list, runs: list) -> list:
     """The records, each whose (case, target) got another verdict in a repeat of its release's run
     (``RUN/repeat-*/results.jsonl``) given every verdict seen (``verdicts_seen``), and marked
     ``unstable`` with them where it passed in one run and failed in another."""
-    from conformance.run.results import read_results
+    from conformance.results import read_results
     seen: dict[tuple, set] = {}
     for run in runs:
         for path in sorted(Path(run).glob("repeat-*/results.jsonl")):

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from conformance.compare.verdicts import FAILING, SEVERITY
 from conformance.files import write_atomic
-from conformance.run.results import _clean
+from conformance.results import _clean
 
 MODES = ("failing", "full")
 
@@ -45,7 +45,7 @@ MESSAGE_CHARS = 120
 #: fields a summary leaves out where they hold what a reader assumes without them
 DEFAULTS = {"config": "default", "plugin": False, "target_precision": "f32"}
 #: what a passing pair's summary keeps of its effective configuration: the machine that ran it
-#: (``--cluster``: conformance/run/cluster_worker.py)
+#: (``--cluster``: conformance/cluster/worker.py)
 MACHINE = ("host", "worker")
 #: what the other targets of a case with a page keep: its plot and its worst element
 COMPANION = ("worst", "error_by_step")

@@ -279,7 +279,7 @@ def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | 
     common = {"targets": targets, "runtimes": runtimes, "setups": setups, "generated": generated,
               "paged_why": PAGED_WHY[artifacts if artifacts in PAGED_WHY else "failing"]}
 
-    from conformance.bugreport import links
+    from conformance.report import links
     bugreports = links.read(out_dir, clusters)
     clusters_view = None
     by_pair = {(r["case"], r["target"]): r for r in records}

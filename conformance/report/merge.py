@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.run.results import read_results
+from conformance.results import read_results
 
 
 class ReportInputError(ValueError):

@@ -5,7 +5,7 @@ A record is one line of results.jsonl (conformance/run/engine.py). Fields the re
 present and does without otherwise: ``gate`` and ``expected`` (conformance/gate.py),
 ``worst_elements`` and ``error_by_step`` (per output), ``attributes``, ``shape``, ``inputs``,
 ``semantics`` (the spec's semantics profile), ``spec_family`` and ``runtime_family`` (from the Spec
-and the Target: conformance/run/results.py ``Record``; the report never parses an id for them).
+and the Target: conformance/results.py ``Record``; the report never parses an id for them).
 """
 
 from __future__ import annotations

@@ -1,8 +1,11 @@
-"""Orchestration: cases × targets, worker processes, timeouts, the results store.
+"""Orchestration: cases × targets, the engine, the ablation, the run session.
 
+The worker processes and their pool are :mod:`conformance.isolation`, the record and results.jsonl
+:mod:`conformance.results`; this package names the few of theirs a caller of the engine needs.
 The names below are imported when first used (PEP 562), not with the package: a worker process, a
-discovery process and the reaper import ``conformance.run.serve`` or ``conformance.run.processes``
-only, and must not pay for the engine, the specs and the oracle they never use (docs/startup.md).
+discovery process and the reaper import ``conformance.isolation.serve`` or
+``conformance.isolation.processes`` only, and must not pay for the engine, the specs and the oracle
+they never use (docs/startup.md).
 """
 
 from __future__ import annotations
@@ -11,17 +14,19 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from conformance.isolation.jobs import Job, Outcome
+    from conformance.isolation.workers import Pool
+    from conformance.results import MemoryStore, ResultStore, read_results
     from conformance.run.engine import Engine, Options, RunSummary, repro
-    from conformance.run.results import MemoryStore, ResultStore, read_results
     from conformance.run.select import SelectError, compile_expression
-    from conformance.run.workers import Job, Outcome, Pool
 
 #: each public name and the module that defines it
 _WHERE = {
-    "Engine": "engine", "Options": "engine", "RunSummary": "engine", "repro": "engine",
-    "MemoryStore": "results", "ResultStore": "results", "read_results": "results",
-    "SelectError": "select", "compile_expression": "select",
-    "Job": "workers", "Outcome": "workers", "Pool": "workers",
+    "Engine": "conformance.run.engine", "Options": "conformance.run.engine", "RunSummary": "conformance.run.engine",
+    "repro": "conformance.run.engine",
+    "MemoryStore": "conformance.results", "ResultStore": "conformance.results", "read_results": "conformance.results",
+    "SelectError": "conformance.run.select", "compile_expression": "conformance.run.select",
+    "Job": "conformance.isolation.jobs", "Outcome": "conformance.isolation.jobs", "Pool": "conformance.isolation.workers",
 }
 
 
@@ -29,7 +34,7 @@ def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

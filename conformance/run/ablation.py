@@ -39,8 +39,8 @@ from conformance.case.features import ABLATIONS, FORM_ABLATIONS, Removal
 from conformance.case.model import Case
 from conformance.case.vocabulary import DEFAULT_ACTIVATIONS, canonical_activation
 from conformance.files import write_atomic
+from conformance.results import MemoryStore
 from conformance.run.engine import Engine, Options
-from conformance.run.results import MemoryStore
 from conformance.runtimes.forms import BY_KEY, asked, base_config, compose
 
 #: the verdicts worth ablating: a crash or a timeout teaches nothing when re-run without a feature

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conformance.run.workers import Job, Outcome
+from conformance.isolation.jobs import Job, Outcome
 from conformance.runtimes.effective import BY_NAME, narrower
 from conformance.specs import SPECS, Program
 

@@ -38,12 +38,12 @@ from conformance.compare.silent import DEFAULT_POLICY as SILENT_POLICY
 from conformance.compare.silent import apply_policy
 from conformance.converters.targets import sliced as converter_sliced
 from conformance.files import write_atomic
+from conformance.isolation.workers import Job, Outcome, Pool
+from conformance.results import Record
 from conformance.run import forms as pair_forms
 from conformance.run.batches import NARROWER_ALONE, Batches
 from conformance.run.judging import ORACLE_TIMEOUT, effective_of, judgement_fields, oracle_cached, oracle_for, path_of
 from conformance.run.planned import Planned
-from conformance.run.results import Record
-from conformance.run.workers import Job, Outcome, Pool
 from conformance.runtimes.effective import BY_NAME, narrower
 from conformance.runtimes.forms import program_form, sliced, unsupported
 from conformance.specs import SPECS, NotExpressible, Program, translate

@@ -1,5 +1,5 @@
 """A pair in an execution form (conformance/runtimes/forms.py), or with its relations: the calls its
-worker makes (a :class:`~conformance.run.plans.Plan`) and one verdict from their answers.
+worker makes (a :class:`~conformance.isolation.plans.Plan`) and one verdict from their answers.
 
 - ``shape=dynamic``: the case and two other shapes (conformance/case/variants.py) through one
   compiled model; each judged by the oracle.
@@ -25,8 +25,8 @@ import numpy as np
 
 from conformance.case import variants
 from conformance.case.model import Case
+from conformance.isolation.plans import Plan
 from conformance.run import relations as rel
-from conformance.run.plans import Plan
 from conformance.runtimes.forms import asked, of
 from conformance.specs.program import Program
 

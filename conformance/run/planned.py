@@ -15,9 +15,9 @@ from typing import Any
 
 from conformance.compare import for_case, judge_outputs
 from conformance.compare.silent import apply_policy
+from conformance.isolation.jobs import Job
 from conformance.run import forms as pair_forms
 from conformance.run.judging import effective_of, judgement_fields, path_of
-from conformance.run.workers import Job
 from conformance.runtimes.effective import BY_NAME, narrower
 from conformance.runtimes.forms import program_form
 from conformance.specs import SPECS, NotExpressible, translate

@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 
 from conformance.case.model import Case
-from conformance.run.workers import Job, Pool
+from conformance.isolation.jobs import Job
+from conformance.isolation.workers import Pool
 from conformance.runtimes.base import RuntimeRef, Target
 from conformance.runtimes.effective import target_precision
 from conformance.specs import SPECS, NotExpressible, translate

@@ -2,7 +2,7 @@
 
 ``conformance run``, ``conformance history`` (each release's run and its repeats) and any program
 that runs the suite call :func:`run_session` with a :class:`RunConfig`; what the command line adds
-(option parsing, target discovery, the cluster, signals) stays in conformance/cli.py. The exit
+(option parsing, target discovery, the cluster, signals) stays in conformance/cli/run.py. The exit
 status is the one docs/gate.md gives: 0, 1 for a new failure, 2 for a case-file error.
 """
 
@@ -44,7 +44,7 @@ class RunConfig:
     quiet: bool = False
     verbose: bool = False
     artifacts: str = "failing"
-    cluster: Any = None             # an open conformance.run.cluster grid, or None for a local pool
+    cluster: Any = None             # an open conformance.cluster.client grid, or None for a local pool
     sliced: bool = False            # the run covers part of what its expectations were written for
     started: float | None = None    # time.monotonic() when the command started (the summary's time)
     warn_unused: bool = True        # print the gate's audit (a history audits once, over every release)
@@ -90,13 +90,13 @@ def _session(console, cases, load_errors, targets, skipped, config: RunConfig) -
 
     from conformance.compare.verdicts import FAILING
     from conformance.files import write_atomic
+    from conformance.isolation.workers import Pool
     from conformance.report import terminal
     from conformance.report.artifacts import finish as finish_artifacts
+    from conformance.results import ResultStore
     from conformance.run.ablation import ABLATED_VERDICTS, ablate
     from conformance.run.engine import Engine, write_run_info
     from conformance.run.probe import PROBE_TIMEOUT, measured
-    from conformance.run.results import ResultStore
-    from conformance.run.workers import Pool
     from conformance.runtimes.effective import host
     out_dir, quiet, cluster = Path(config.out_dir), config.quiet, config.cluster
     expectations, base = config.expectations, config.baseline

@@ -19,6 +19,10 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+# the answers ``run_many`` may give per program: defined below the runtimes, beside the worker that reads them
+from conformance.isolation.jobs import RanAlone as RanAlone
+from conformance.isolation.jobs import RanMerged as RanMerged
+
 
 @runtime_checkable
 class Runtime(Protocol):
@@ -139,34 +143,8 @@ class Target:
 CONVERTED = "→"
 
 #: the steps of a runtime that converts or compiles a program before it runs it (RuntimeRejected.stage);
-#: ``checker``: onnx.checker rejects what a converter wrote (conformance/runtimes/converted.py)
+#: ``checker``: onnx.checker rejects what a converter wrote (conformance/converters/converted.py)
 STAGES = ("converter", "checker", "compiler", "runtime")
-
-
-@dataclass
-class RanAlone:
-    """An answer of ``run_many`` for one item that ran on its own in that call, not as part of what
-    the runtime merged (OpenVINO compiles a batch as one model; an item it refused to read, or whose
-    node the merged compile named in its refusal, is compiled by itself): ``answer`` is its outputs
-    or the exception it raised, ``why`` says why it ran alone. The suite records such an answer as
-    it records a pair run alone, instead of running it a second time (conformance/run/engine.py)."""
-
-    answer: object
-    why: str
-    #: the configuration it ran in (the runtime's ``effective()`` right after it); None: the call's
-    effective: dict | None = None
-
-
-@dataclass
-class RanMerged:
-    """An answer of ``run_many`` for one item that ran as part of the batch (merged with others, or
-    one after another in the call), with the configuration of its part (the runtime's
-    ``effective()`` right after it ran). A call may compile several parts (OpenVINO: one per element
-    type and way in), and each pair's record names the configuration its own part ran in, not the
-    call's last."""
-
-    answer: object
-    effective: dict
 
 
 class RuntimeRejected(Exception):

@@ -3,7 +3,7 @@
 Finding a runtime's targets imports it (onnxruntime's providers, OpenVINO's devices, a plugin's
 module). The main process, which judges, must never import a runtime: a plugin that patches numpy
 at import could otherwise change every verdict. So every built-in adapter module and every plugin
-is imported in its own short-lived process (:func:`conformance.run.processes.isolated`), in
+is imported in its own short-lived process (:func:`conformance.isolation.processes.isolated`), in
 parallel, and only the targets come back, as plain data.
 
 The built-in adapters whose targets follow from their installed packages alone
@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from conformance import caches
-from conformance.run.processes import flush_streams as _flush
+from conformance.isolation.processes import flush_streams as _flush
 from conformance.runtimes import Skipped, builtin_modules, builtin_targets, entry_point_paths, plugin_targets
 
 #: the most of what a runtime printed while it was found that is kept (its tail), and shown in an error
@@ -59,7 +59,7 @@ def discover(specs_by_format: dict, plugins=(), use_entry_points: bool = True, r
     """(targets, skipped) as :func:`conformance.runtimes.discover` finds them, each runtime
     imported in its own process. A plugin named in ``plugins`` that fails raises PluginError; an
     entry point that fails is skipped with the reason."""
-    from conformance.run.processes import cpu_count, isolated
+    from conformance.isolation.processes import cpu_count, isolated
     modules = builtin_modules(runtimes)
     entry_points = [p for p in (entry_point_paths() if use_entry_points else []) if p not in plugins]
     paths = list(dict.fromkeys(plugins)) + entry_points

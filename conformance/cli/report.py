@@ -88,7 +88,7 @@ def report_command(results, out_dir, clusters_path, expectation_paths, no_expect
 
 def _bugreports(loaded, out: Path) -> list:
     """``--bugreports``: a report per new cluster, in OUT/bugreports; the refusals (printed)."""
-    from conformance.bugreport.cli import Run, plugins_of, subjects_of, write_reports
+    from conformance.cli.bugreport import Run, plugins_of, subjects_of, write_reports
     subjects = subjects_of(Run(loaded.records, loaded.clusters), (), None, None, False, click.echo)
     if not subjects:
         click.echo("bug reports: no new divergence cluster")

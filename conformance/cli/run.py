@@ -1,16 +1,9 @@
-"""The command line: ``conformance run | list | schema`` (and, from their own modules, ``report``,
-``worker``, ``fuzz`` and ``history``, imported when named).
-
-What a command needs is imported when it runs, and ``run`` finds its targets (in throwaway
-processes) while it loads the corpus and imports the engine, so the first verdict comes soon
-(docs/startup.md).
-"""
+"""``conformance run``: its options, handed to the run session (:func:`conformance.run.session.run_session`),
+and what the command does around it (the gate's inputs, targets found meanwhile, SIGTERM, a broken pipe)."""
 
 from __future__ import annotations
 
 import contextlib
-import json
-import re
 import signal
 import sys
 import threading
@@ -19,111 +12,21 @@ from pathlib import Path
 
 import click
 
-from conformance import __version__
+from conformance.cli import main
+from conformance.cli.options import (
+    DEFAULT_CASES,
+    EXIT_USAGE,
+    GATE_HELP,
+    case_limits,
+    is_slice,
+    limit_options,
+    parse_size,
+    selected,
+    tier_option,
+)
 from conformance.run.engine import REPEAT_UNDER
 from conformance.run.select import SelectError, compile_expression
 from conformance.selection import CONFIG_HELP, CONVERTER_HELP
-
-GATE_HELP = ("Known divergences (a YAML file or a folder of them, repeatable): covered failures do not fail the run. "
-             "Default: ./expectations/ where it exists (run and fuzz alike; report keeps the gate each run judged); "
-             "--no-expectations for none.")
-
-DEFAULT_CASES = ("cases",)
-EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
-#: a case file with an error (reported with file:line; the other files' cases still run): as a usage error
-EXIT_BAD_INPUT = EXIT_USAGE
-UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "kib": 1 << 10, "m": 1e6, "mb": 1e6, "mib": 1 << 20, "g": 1e9,
-         "gb": 1e9, "gib": 1 << 30, "t": 1e12, "tb": 1e12, "tib": 1 << 40}
-
-
-def parse_size(text) -> int | None:
-    """'4GiB', '500MB', '1e9' -> bytes; None -> None (the default); '0' -> 0 (no limit)."""
-    if text is None:
-        return None
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([a-z]*)\s*", str(text).lower())
-    if not m or m.group(2) not in UNITS:
-        raise click.BadParameter(f"{text!r} is not a size; write it like 4GiB, 500MB or 0 (no limit)")
-    return int(float(m.group(1)) * UNITS[m.group(2)])
-
-
-def limit_options(command):
-    """--max-elements and --max-macs (conformance.case.limits), kept in the context, not passed on."""
-    def store(field):
-        def callback(ctx, _param, value):
-            if value is not None:
-                ctx.meta.setdefault("case_limits", {})[field] = value
-        return callback
-    command = click.option("--max-elements", type=click.IntRange(1), default=None, metavar="N", expose_value=False,
-                           callback=store("max_elements"),
-                           help="Most tensor elements one case may have (default 2**27); a case over it is a case-file error.")(command)
-    return click.option("--max-macs", type=click.IntRange(1), default=None, metavar="N", expose_value=False,
-                        callback=store("max_macs"),
-                        help="Most multiply-adds one case may need (default 1e12); a case over it is a case-file error.")(command)
-
-
-def tier_option(command):
-    """--tier: which case folders a folder path brings in (conformance.case.load.TIERS)."""
-    from conformance.case.load import TIERS
-    return click.option("--tier", type=click.Choice(TIERS), default="default", show_default=True,
-                        help="default: the corpus, without tier folders such as cases/production/; production: only "
-                             "those (production shapes, docs/production.md); all: both. A named tier folder is "
-                             "always read.")(command)
-
-
-def case_limits():
-    """The case-loading limits of this command: the defaults, with --max-elements/--max-macs."""
-    import dataclasses
-
-    from conformance.case.limits import DEFAULT_LIMITS
-    return dataclasses.replace(DEFAULT_LIMITS, **click.get_current_context().meta.get("case_limits", {}))
-
-
-#: the commands of their own modules, each imported when it is named (``--help`` imports them all)
-LAZY_COMMANDS = {"report": "conformance.report.cli_report:report_command",
-                 "worker": "conformance.run.cluster_cli:worker_command",
-                 "fuzz": "conformance.fuzz.cli:fuzz_command",
-                 "history": "conformance.history.cli:history_command",
-                 "export": "conformance.export.cli:export_command",
-                 "bugreport": "conformance.bugreport.cli:bugreport_command"}
-
-
-class Commands(click.Group):
-    """The command group, with the commands of :data:`LAZY_COMMANDS` imported when named."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in LAZY_COMMANDS and cmd_name not in self.commands:
-            import importlib
-            module, attr = LAZY_COMMANDS[cmd_name].split(":")
-            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
-        return super().get_command(ctx, cmd_name)
-
-
-@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="conformance")
-def main():
-    """Cross-spec conformance suite for RNN, GRU and LSTM (ONNX, OpenVINO, DirectML)."""
-    _children_skip_the_script()
-
-
-def _children_skip_the_script() -> None:
-    """Have spawned processes (workers, discovery, the reaper) skip this console script, as they
-    do under ``python -m conformance``.
-
-    multiprocessing's spawn runs the parent's ``__main__`` again in every child, by its path when it
-    has no module spec, and the ``conformance`` script's first line imports this whole command line
-    (0.4 s or more per process, before a worker can even import its runtime). The children run
-    functions of :mod:`conformance.run` by name and need nothing of the script, and spawn skips a
-    ``__main__`` whose spec names a package's ``__main__`` module: so the script's is set to
-    ``conformance.__main__``, the module ``python -m conformance`` runs. Any other ``__main__``
-    (a user's script that calls :func:`main`) is left as it is."""
-    script = sys.modules.get("__main__")
-    if script is None or getattr(script, "__spec__", None) is not None or getattr(script, "main", None) is not main:
-        return
-    import importlib.util
-    script.__spec__ = importlib.util.find_spec("conformance.__main__")
 
 
 @main.command()
@@ -231,7 +134,7 @@ def run(paths, runtimes, plugins, spec_filter, devices, configs, converters, exp
     cases = selected(cases, select, expr)
     grid = None
     if cluster:
-        from conformance.run.cluster import open_cluster
+        from conformance.cluster.client import open_cluster
         grid = open_cluster(cluster, workers, jobs, memory_limit, spec_filter, plugins, runtimes, devices,
                             not no_entry_points, configs, measure_timeout=min(timeout, PROBE_TIMEOUT))
         targets, skipped = grid.targets, grid.skipped
@@ -302,29 +205,6 @@ class Meanwhile:
         return self._value
 
 
-def is_slice(paths, expr: str, default_gate: bool = True) -> bool:
-    """Whether a run covers part of what its expectations were written for: a -k, a path inside
-    ./cases, or, under the default gate (./expectations/, written for ./cases), any other corpus; a
-    corpus of one's own gated on expectations named with --expectations is whole."""
-    roots = {Path(p).resolve() for p in DEFAULT_CASES if Path(p).exists()}
-    resolved = {Path(p).resolve() for p in paths}
-    if expr or any(r in p.parents for p in resolved for r in roots):
-        return True
-    return default_gate and bool(resolved) and resolved != roots
-
-
-def selected(cases, select, expr: str) -> list:
-    """The cases `-k` selects; selecting none of them is a usage error naming the closest ids."""
-    chosen = [c for c in cases if select(c.id)]
-    if cases and not chosen:
-        from conformance.run.select import closest_ids
-        notes, near = closest_ids(expr, [c.id for c in cases])
-        raise click.UsageError(f"-k {expr!r} selects none of the {len(cases)} cases" +
-                               (f": {', '.join(notes)}" if notes else "") +
-                               (f"; the closest ids: {', '.join(near)}" if near else ""))
-    return chosen
-
-
 def _gate_inputs(expectation_paths, baseline, no_expectations=False):
     """(Expectations or None, Baseline or None) of --expectations (default: ./expectations/ where
     it exists) and --baseline; a malformed file is a usage error."""
@@ -359,68 +239,3 @@ def ended_by_sigterm():
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-@main.command("list")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
-@click.option("-k", "expr", default="", help="Select cases by id.")
-@click.option("--targets", "show_targets", is_flag=True, help="List the targets present instead of cases.")
-@click.option("--config", "configs", multiple=True, metavar="KEY=VALUE", help=CONFIG_HELP)
-@click.option("--converter", "converters", multiple=True, metavar="NAME", help=CONVERTER_HELP)
-@tier_option
-@limit_options
-def list_(paths, expr, show_targets, configs, converters, tier):
-    """List the cases the corpus expands to (or the targets present), and any case-file errors."""
-    if (configs or converters) and not show_targets:
-        raise click.UsageError("--config and --converter select targets: use them with --targets")
-    if show_targets:
-        from conformance.run.probe import measured
-        from conformance.run.workers import Pool
-        from conformance.runtimes.discovery import discover
-        from conformance.runtimes.effective import describe_host, host
-        from conformance.runtimes.effective import summary as configuration_summary
-        from conformance.selection import narrow, specs_by_format
-        if converters:
-            from conformance.converters.targets import select as select_converters
-            targets, skipped = select_converters(specs_by_format(()), converters)
-        else:
-            targets, skipped = discover(specs_by_format(()), ())
-        targets, warnings = narrow(targets, configs=configs, skipped=skipped) if configs else (targets, [])
-        for w in warnings:
-            click.echo(f"warning: {w}", err=True)
-        click.echo(f"host: {describe_host(host())}")
-        with Pool(1) as pool:
-            targets = measured(targets, pool)
-        for t in targets:
-            click.echo(f"{t.id}\t{configuration_summary(t.configuration)}")
-        forms_by_runtime = {}
-        for t in targets:
-            forms_by_runtime.setdefault(f"{t.runtime}-{t.version}" if t.version else t.runtime, t.forms)
-        for name, taken in forms_by_runtime.items():
-            said = ", ".join(f"{k}={'|'.join(v)}" for k, v in taken.items()) or "none beyond the defaults"
-            click.echo(f"forms {name}: {said} (docs/forms.md)")
-        for s in skipped:
-            click.echo(f"skipped {s.runtime}: {s.reason}", err=True)
-        return
-    try:
-        select = compile_expression(expr)
-    except SelectError as exc:
-        raise click.UsageError(str(exc)) from exc
-    from conformance.case.load import load_paths
-    cases, errors = load_paths(paths or DEFAULT_CASES, limits=case_limits(), materialize=False, tier=tier)
-    for c in selected(cases, select, expr):
-        click.echo(f"{c.id}\t{c.expect}\t{c.file}:{c.source.line}")
-    for e in errors:
-        click.echo(f"error: {e}", err=True)
-    sys.exit(EXIT_BAD_INPUT if errors else EXIT_OK)
-
-
-@main.command()
-def schema():
-    """Print the JSON Schema of the case-file format (for editors)."""
-    from conformance.case.schema import SCHEMA
-    click.echo(json.dumps(SCHEMA, indent=2))
-
-
-if __name__ == "__main__":
-    main()

@@ -1,8 +1,8 @@
 """The client's side of a Dask cluster: ``conformance run/fuzz --cluster ADDRESS|local``.
 
-The cluster's workers are ``conformance worker`` processes (:mod:`conformance.run.cluster_worker`),
+The cluster's workers are ``conformance worker`` processes (:mod:`conformance.cluster.worker`),
 each advertising the targets of its machine as Dask resources, named here, in one place
-(:func:`resource_of`). :class:`ClusterPool` has the local :class:`~conformance.run.workers.Pool`'s
+(:func:`resource_of`). :class:`ClusterPool` has the local :class:`~conformance.isolation.workers.Pool`'s
 interface (``outcomes(source)``, ``submit(job)`` during the iteration, ``jobs``, ``close()``), so
 the Engine, the ablation and the fuzzer's examiner drive a cluster unchanged, and this process stays
 the only writer of results.jsonl. Each Job travels whole to a worker that has its target (its
@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 
 import click
 
-from conformance.run.processes import ORACLE
-from conformance.run.workers import Job, Outcome
+from conformance.isolation.jobs import Job, Outcome
+from conformance.isolation.processes import ORACLE
 from conformance.runtimes.base import RuntimeRef
 
 #: the resource every conformance worker holds (one unit per slot): the oracle's jobs need it
@@ -111,7 +111,7 @@ class ClusterPool:
         return getattr(binding, "resource", "") or ""
 
     def _send(self, job: Job) -> Outcome | None:
-        from conformance.run.cluster_worker import run_job
+        from conformance.cluster.worker import run_job
         resource = self._resource(job)
         if not resource:
             return Outcome(job.key, "crash", error=f"no worker of the cluster is known to have {job.binding!r}")
@@ -276,7 +276,7 @@ def connect(address: str, workers: int = 1, timeout: float = 120.0, local=None) 
     (within ``timeout`` s)."""
     from distributed import Client
 
-    from conformance.run.cluster_worker import worker_info
+    from conformance.cluster.worker import worker_info
     try:
         client = Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError) as exc:
@@ -309,7 +309,7 @@ def start_local(targets: list, skipped: list, workers: int, jobs: int, memory_li
     import dask
     from distributed import LocalCluster
 
-    from conformance.run.cluster_worker import ServicePlugin
+    from conformance.cluster.worker import ServicePlugin
     plugin = ServicePlugin(targets, skipped, jobs, memory_limit)
     # a Nanny's worker process starts the suite's worker processes: it may not be a daemon
     with dask.config.set({"distributed.worker.daemon": False,
@@ -339,8 +339,8 @@ def open_cluster(address: str, workers: int | None, jobs: int, memory_limit, spe
     this machine's targets are found (and, with ``measure``, measured) here, once, and given to every
     local worker; elsewhere each worker found and measured its own."""
     if address == "local":
+        from conformance.isolation.workers import Pool
         from conformance.run.probe import PROBE_TIMEOUT, measured
-        from conformance.run.workers import Pool
         from conformance.selection import select_targets
         targets, skipped, _ = select_targets(spec_filter, plugins, runtimes, devices, use_entry_points, configs)
         if measure:  # (a fuzz shard measures its targets itself)

@@ -110,7 +110,7 @@ def history_command(selections, case_paths, full, expr, spec_filter, limit, out_
     an error; else 0.
     """
     from conformance.case import load_paths
-    from conformance.cli import case_limits
+    from conformance.cli.options import case_limits
     from conformance.gate import Expectations, ExpectationsError
     from conformance.history.repeats import run_repeats
     from conformance.report.history_terminal import print_history

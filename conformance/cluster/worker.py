@@ -3,9 +3,9 @@
 A *conformance worker* is a plain Dask worker started with :class:`ServicePlugin`. The targets
 present on its machine are found and measured there (discovery and the arithmetic probe run where
 the target lives) before it joins, and it advertises each as a Dask worker resource
-(:func:`conformance.run.cluster.resources_for`), so the scheduler sends a pair only to a worker
+(:func:`conformance.cluster.client.resources_for`), so the scheduler sends a pair only to a worker
 that has its target. Every Job it is sent runs in the suite's own worker-process isolation: a
-:class:`Service` of ``jobs`` runner threads, each owning a local :class:`~conformance.run.workers.Pool`,
+:class:`Service` of ``jobs`` runner threads, each owning a local :class:`~conformance.isolation.workers.Pool`,
 so a runtime that crashes or hangs costs one verdict, never the Dask worker. The Job travels
 whole (its kind and payload are the Pool's business, not this module's) and its Outcome comes
 back, stamped with the machine that produced it (``effective.host``/``effective.worker``).
@@ -21,8 +21,9 @@ import signal
 import socket
 import threading
 
-from conformance.run.processes import ORACLE, default_memory_limit
-from conformance.run.workers import Job, Outcome, Pool
+from conformance.isolation.jobs import Job, Outcome
+from conformance.isolation.processes import ORACLE, default_memory_limit
+from conformance.isolation.workers import Pool
 
 #: the name the plugin is registered under on a Dask worker
 PLUGIN = "conformance"

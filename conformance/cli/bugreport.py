@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from conformance.cli import DEFAULT_CASES, EXIT_FAILURES, EXIT_OK
+from conformance.cli.options import DEFAULT_CASES, EXIT_FAILURES, EXIT_OK
 
 
 class Run:
@@ -139,7 +139,7 @@ def write_reports(subjects, out: Path, plugins=(), mode: str = "auto", timeout: 
     """Every subject's report under ``out``: (the written bundles' index entries, [(subject, reason)] refused)."""
     from conformance.bugreport.bundle import BundleError, make, write_index
     from conformance.bugreport.files import NotReportable
-    from conformance.run.workers import Pool
+    from conformance.isolation.workers import Pool
     written, refused = [], []
     with Pool(jobs) as pool:
         targets, skipped = targets_for(subjects, plugins, timeout, pool)

@@ -1,4 +1,4 @@
-"""The worker's side: what a worker process does with the jobs it is sent (conformance/run/workers.py).
+"""The worker's side: what a worker process does with the jobs it is sent (conformance/isolation/workers.py).
 
 It leads its own process group, dies with its parent, captures its runtime's output per call (and
 sends it with the call's answer), builds its one runtime (or the oracle) once and answers each job
@@ -20,8 +20,8 @@ import time
 import traceback
 from typing import Any
 
-from conformance.run.processes import ORACLE, RUNTIME_KINDS, _own_group
-from conformance.run.processes import flush_streams as _flush
+from conformance.isolation.processes import ORACLE, RUNTIME_KINDS, _own_group
+from conformance.isolation.processes import flush_streams as _flush
 
 #: the most of a call's printed output kept with its outcome (its tail)
 OUTPUT_KEPT = 4000
@@ -100,7 +100,7 @@ def _serve(conn, binding, log: str | None = None) -> None:
                 if kind == "batch":
                     returned = _batch(runtime, *payload[1:])
                 elif kind == "plan":  # a runtime that runs plans elsewhere (a release's interpreter) takes it whole
-                    from conformance.run.plans import execute
+                    from conformance.isolation.plans import execute
                     whole = getattr(runtime, "run_plan", None)
                     returned = whole(payload[1]) if callable(whole) else execute(runtime, payload[1], _as_arrays,
                                                                                    _effective)
@@ -171,7 +171,7 @@ def _batch(runtime, items: list, alone: str = "") -> list:
     or garbage (what came back is not outputs). A ``run_many`` that fails as a whole raises, and the
     suite runs the items alone. With ``alone`` (why), each item is run on its own, as a job of its
     own would run it, one after the other in this call: only the round trips are shared."""
-    from conformance.runtimes.base import RanAlone, RanMerged
+    from conformance.isolation.jobs import RanAlone, RanMerged
     many = getattr(runtime, "run_many", None)
     if callable(many) and not alone:
         answers = list(many(items))

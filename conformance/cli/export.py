@@ -18,7 +18,7 @@ from pathlib import Path
 
 import click
 
-from conformance.cli import DEFAULT_CASES, EXIT_BAD_INPUT, EXIT_OK, case_limits, limit_options, tier_option
+from conformance.cli.options import DEFAULT_CASES, EXIT_BAD_INPUT, EXIT_OK, case_limits, limit_options, tier_option
 
 FORMATS = {"onnx-node-test": "onnx", "wpt-webnn": "webnn"}
 

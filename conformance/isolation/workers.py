@@ -5,7 +5,7 @@ verdict, and no runtime can touch another runtime's verdicts.
 (a :class:`~conformance.runtimes.base.RuntimeRef`), or the oracle. A runtime's code therefore never
 shares an interpreter with another runtime's code, nor with the oracle; and the comparison runs in
 the main process, which imports no runtime at all (discovery runs in throwaway processes too:
-:func:`conformance.run.processes.isolated`). A runtime that patches numpy, changes the working directory or sets environment
+:func:`conformance.isolation.processes.isolated`). A runtime that patches numpy, changes the working directory or sets environment
 variables can only corrupt its own verdicts. ``jobs`` bounds how many workers *run* at once; idle
 workers of other bindings stay warm while they hold less than a quarter of the machine's memory
 together (and number at most ``KEEP_ALIVE``), the least recently used retired first, so a run over
@@ -43,19 +43,18 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from multiprocessing.reduction import ForkingPickler
 
-from conformance.run.processes import (
+from conformance.isolation.jobs import Job, Outcome, late_verdict
+from conformance.isolation.processes import (
     _CTX,
     BUILD_TIMEOUT,
-    ORACLE,
     RUNTIME_KINDS,
     _kill_group,
     _Reaper,
     _total_memory,
     default_memory_limit,
-    fmt_bytes,
     resident_bytes,
 )
-from conformance.run.serve import _serve, printed
+from conformance.isolation.serve import _serve, printed
 
 #: the largest job message sent ahead to a busy worker (a pipe's buffer holds it without blocking)
 AHEAD_BYTES = 32 << 10
@@ -66,49 +65,6 @@ IDLE_SHARE = 4         # idle workers may hold together up to 1/IDLE_SHARE of th
 
 
 POLL_S = 0.25          # how often memory is read while jobs run
-
-
-
-
-def late_verdict(held: int | None, limit: int | None, timeout: float, late: bool = True) -> tuple[str, str] | None:
-    """What a busy worker that has not answered is: ``crash`` when it holds more than the memory
-    limit (read first, so a runaway a slow poll catches only after its deadline is still named for
-    its memory), ``timeout`` when its deadline has passed (``late``), else None (still working)."""
-    if limit and held is not None and held > limit:
-        return "crash", (f"memory limit: the worker held {fmt_bytes(held)}, more than the limit of "
-                         f"{fmt_bytes(limit)}; worker killed (--memory-limit raises it)")
-    if late:
-        return "timeout", f"no answer within {timeout:g} s; worker killed"
-    return None
-
-
-@dataclass
-class Job:
-    key: object                 # caller's handle, returned with the outcome
-    kind: str                   # "run" / "probe" (a runtime on a program), "batch" (on several) or "call"
-    payload: tuple
-    timeout: float
-
-    @property
-    def binding(self):
-        """The worker this job may run in: its runtime's ref, or the oracle's."""
-        return self.payload[0] if self.kind in RUNTIME_KINDS else ORACLE
-
-
-@dataclass
-class Outcome:
-    key: object
-    status: str                 # ok | error | garbage | crash | timeout
-    value: object = None        # ok: the return value
-    error: str = ""             # error: "Type: message"; crash: the signal; timeout: the limit
-    detail: str = ""            # a traceback tail
-    elapsed: float = 0.0        # seconds inside the worker (ok / error)
-    effective: dict = field(default_factory=dict)  # run/probe: the runtime's effective() after the call
-    describe: dict = field(default_factory=dict)   # probe: the runtime's describe()
-    output: str = ""            # what the worker printed (stdout and stderr, native code's included) meanwhile
-    again: object = None        # run with a repeat: the second call's outputs (a list), or why there are none (str)
-    batched: int = 0            # an outcome taken from a batch's answer: the batch's size
-    artefacts: dict = field(default_factory=dict)  # run: what the runtime converted the program into {name: bytes}
 
 
 class _Worker:

@@ -1,4 +1,4 @@
-"""``conformance worker``: join a Dask cluster as a conformance worker (conformance/run/cluster_worker.py).
+"""``conformance worker``: join a Dask cluster as a conformance worker (conformance/cluster/worker.py).
 
 Dask is imported only when the command runs, so the other commands start without it.
 """
@@ -35,12 +35,12 @@ def worker_command(scheduler, runtimes, plugins, spec_filter, devices, configs, 
     goes only to a worker that has its target; each pair runs in this machine's worker processes
     (a crash or a hang costs one verdict). Runs until the scheduler goes or SIGTERM/Ctrl-C.
     """
-    from conformance.cli import parse_size
-    from conformance.run.cluster import resources_for
-    from conformance.run.cluster_worker import ServicePlugin, serve
+    from conformance.cli.options import parse_size
+    from conformance.cluster.client import resources_for
+    from conformance.cluster.worker import ServicePlugin, serve
+    from conformance.isolation.processes import cpu_count
+    from conformance.isolation.workers import Pool
     from conformance.run.probe import measured
-    from conformance.run.processes import cpu_count
-    from conformance.run.workers import Pool
     from conformance.runtimes.effective import summary
     from conformance.selection import select_targets
 

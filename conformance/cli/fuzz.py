@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from conformance.cli import GATE_HELP
+from conformance.cli.options import GATE_HELP
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 #: where findings are written, and the repository's folders the fuzzer reads by default
@@ -122,7 +122,7 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, configs, conve
     from conformance.fuzz.strategies import PRODUCTION_LIMITS, Limits, Scope
     from conformance.gate import Expectations, ExpectationsError
     from conformance.gate import expectation_paths as gate_paths
-    from conformance.run.processes import cpu_count
+    from conformance.isolation.processes import cpu_count
     from conformance.selection import check_tolerance, select_targets
 
     check_tolerance(tolerance_policy)
@@ -136,7 +136,7 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, configs, conve
         raise click.UsageError("--converter runs on this machine: a cluster's workers do not make converter targets "
                                "(docs/converters.md)")
     if cluster:
-        from conformance.run.cluster import open_cluster
+        from conformance.cluster.client import open_cluster
         workers = workers or (2 if cluster == "local" else 1)
         jobs = jobs or (max(1, cpu_count() // workers) if cluster == "local" else None)
         grid = open_cluster(cluster, workers, jobs or 1, None, spec_filter, plugins, runtimes, devices,
