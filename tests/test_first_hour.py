@@ -388,11 +388,11 @@ def test_a_plain_path_divergence_is_one_cluster_across_families():
     explained = [((T, "rejected", family, ""), [f"{family}[a=1]"], cause, [], []) for family in
                  ("lstm/basic", "lstm/layout", "lstm/outputs", "lstm/clip")]
     (cluster,) = _merge(explained, {}, {T: "rt"})
-    assert cluster["families"] == ["lstm/basic", "lstm/layout", "lstm/outputs", "lstm/clip"] and cluster["size"] == 4
+    assert cluster["stems"] == ["lstm/basic", "lstm/layout", "lstm/outputs", "lstm/clip"] and cluster["size"] == 4
 
 
 def test_a_configuration_cause_names_the_cpu_once_and_a_pinned_target_computing_narrower_names_the_dtype():
-    from conformance.run.ablation import PINNED, _configuration_cause
+    from conformance.run.ablation_axes import PINNED, _configuration_cause
     from conformance.runtimes.effective import host
     default = types.SimpleNamespace(device="CPU", config="default")
     cause, features = _configuration_cause(default, "bf16", "pass")
