@@ -151,7 +151,7 @@ OVERSIZE = {
     "conformance/gate.py": 488,
     "conformance/run/workers.py": 427,
     "conformance/cli.py": 426,
-    "conformance/fuzz/strategies.py": 414, "conformance/specs/webnn/document.py": 407,
+    "conformance/specs/webnn/document.py": 407,
 }
 
 
