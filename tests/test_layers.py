@@ -151,7 +151,6 @@ OVERSIZE = {
     "conformance/gate.py": 488,
     "conformance/run/workers.py": 427,
     "conformance/cli.py": 426,
-    "conformance/specs/webnn/document.py": 407,
 }
 
 
