@@ -149,7 +149,7 @@ class RanAlone:
     the runtime merged (OpenVINO compiles a batch as one model; an item it refused to read, or whose
     node the merged compile named in its refusal, is compiled by itself): ``answer`` is its outputs
     or the exception it raised, ``why`` says why it ran alone. The suite records such an answer as
-    it records a pair run alone, instead of running it a second time (conformance/run/engine.py)."""
+    it records a pair run alone, instead of running it a second time (conformance/run/batches.py)."""
 
     answer: object
     why: str
