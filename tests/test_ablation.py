@@ -80,9 +80,9 @@ def test_the_configuration_axis_reads_the_pinned_verdicts_the_run_already_has(tm
     assert spent == 1 and [v.id for v in ran[0]] == [case.id]
 
 
-def test_a_familys_cases_that_lack_its_first_cases_cause_get_a_cause_of_their_own(tmp_path):
+def test_a_groups_cases_that_lack_its_first_cases_cause_get_a_cause_of_their_own(tmp_path):
     """lstm/peepholes_input_forget holds cases that fail for input_forget=1 and cases that fail for their
-    peepholes alone: each gets the cause it has, not the family's first case's."""
+    peepholes alone: each gets the cause it has, not the first case's of their group (one stem)."""
     out = tmp_path / "two"
     conformance("run", ROOT / "cases" / "lstm" / "peepholes_input_forget.yaml", "--spec", "onnx-14",
                 "--runtime", "numpy-ignores-input-forget-and-peepholes", "--no-entry-points",
