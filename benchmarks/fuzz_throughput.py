@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from conformance.case import load_paths  # noqa: E402
 from conformance.fuzz.campaign import Campaign, CampaignConfig  # noqa: E402
-from conformance.fuzz.strategies import Scope  # noqa: E402
+from conformance.fuzz.scope import Scope  # noqa: E402
 from conformance.gate import Expectations  # noqa: E402
 from conformance.isolation.processes import cpu_count  # noqa: E402
 from conformance.runtimes import discover, plugin_targets  # noqa: E402

@@ -8,7 +8,8 @@ it marks the affected output elements unspecified. See oracles/README.md.
 
 from .api import ORACLE_VERSION, cached, computed_in, evaluate, evaluate_mp
 from .errors import OracleError
-from .profiles import PROFILES, Choice, Point, Profile
+from .points import Choice, Point, Profile
+from .profiles import PROFILES
 from .result import Expected, OracleResult, Reading
 
 __all__ = [

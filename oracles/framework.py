@@ -26,11 +26,11 @@ torch can express; the IEEE 754 points of non-finite inputs are ONNX's.
 
 from __future__ import annotations
 
-from .profiles import (
+from .ieee_points import IEEE_POINTS
+from .points import (
     ANY_CASE,
     F_IS_1_MINUS_I,
     GT,
-    IEEE_POINTS,
     NO_CLIP_H,
     ONNX_DEFAULTS,
     PEEPHOLE_NEW_CELL,

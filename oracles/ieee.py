@@ -12,7 +12,7 @@ exponent not 0). Every operation of the documented formulas gets IEEE 754-2019 s
   terms together, make it NaN;
 - activations at ±Inf take their limits and at NaN give NaN, except at the points where IEEE does
   not decide what an implementation of the documented formula returns. Those are profile points
-  (``IEEE_POINTS``, profiles.py) whose choice this module reads from the reading in force and
+  (``IEEE_POINTS``, ieee_points.py) whose choice this module reads from the reading in force and
   reports as *touched* when an evaluation reaches them, so that readings.py evaluates each way.
 """
 
@@ -39,7 +39,7 @@ INF = libmp.finf
 NINF = libmp.fninf
 NAN = libmp.fnan
 
-#: the profile points where IEEE 754 leaves the result open (profiles.py, ``IEEE_POINTS``)
+#: the profile points where IEEE 754 leaves the result open (ieee_points.py, ``IEEE_POINTS``)
 NAN_RELU = "nan_relu"
 NAN_THRESHOLDED_RELU = "nan_thresholded_relu"
 NAN_HARD_SIGMOID = "nan_hard_sigmoid"

@@ -28,9 +28,32 @@ def _unpack_codes(text: str, reasons: dict, shape) -> np.ndarray:
     return names[_unpack(text, "u1", shape).astype(int)]
 
 
-def _plausible(data: dict):
-    from .silent import Plausible
-    return Plausible.from_json(data)
+@dataclass
+class Plausible:
+    """One plausible reading's values at the unspecified elements it covers (``mask``), in the
+    problem's layout: ``hi`` the value (a double, or NaN/inf for a class reading) and ``bound`` what
+    a correct implementation of that reading may be off by (0 for zeros and copied inputs)."""
+
+    point: str
+    name: str
+    source: str
+    kind: str
+    mask: np.ndarray
+    hi: np.ndarray
+    bound: np.ndarray
+
+    def to_json(self) -> dict:
+        return {"point": self.point, "name": self.name, "source": self.source, "kind": self.kind,
+                "shape": list(self.mask.shape), "mask": _pack(self.mask, "u1"), "hi": _pack(self.hi, "<f8"),
+                "bound": _pack(self.bound, "<f8")}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Plausible:
+        shape = tuple(data["shape"])
+        return cls(data["point"], data["name"], data["source"], data["kind"],
+                   _unpack(data["mask"], "u1", shape).astype(bool),
+                   _unpack(data["hi"], "<f8", shape).astype(np.float64),
+                   _unpack(data["bound"], "<f8", shape).astype(np.float64))
 
 
 @dataclass
@@ -92,7 +115,7 @@ class Expected:
             bound=(None if data.get("bound") is None
                    else _unpack(data["bound"], "<f8", shape).astype(np.float64)),
             codes=(None if data.get("codes") is None else _unpack_codes(data["codes"], data["reasons"], shape)),
-            plausible=[_plausible(p) for p in data.get("plausible") or ()],
+            plausible=[Plausible.from_json(p) for p in data.get("plausible") or ()],
             sigma=(None if data.get("sigma") is None
                    else _unpack(data["sigma"], "<f8", shape).astype(np.float64)),
         )

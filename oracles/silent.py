@@ -20,6 +20,7 @@ import numpy as np
 from . import ieee, precision
 from .arith import to_double_double
 from .evaluation import BEYOND_LENGTH, MISSING_PARAMETER, ZERO_LENGTH, evaluate
+from .result import Plausible
 
 
 @dataclass(frozen=True)
@@ -75,36 +76,6 @@ MISSING_VALUES = {
     "identity": {"Affine": {"alpha": 1.0, "beta": 0.0}, "ScaledTanh": {"alpha": 1.0, "beta": 1.0}},
     "directml-typical": {"Affine": {"alpha": 1.0, "beta": 0.0}, "ScaledTanh": {"alpha": 1.0, "beta": 0.5}},
 }
-
-
-@dataclass
-class Plausible:
-    """One plausible reading's values at the unspecified elements it covers (``mask``), in the
-    problem's layout: ``hi`` the value (a double, or NaN/inf for a class reading) and ``bound`` what
-    a correct implementation of that reading may be off by (0 for zeros and copied inputs)."""
-
-    point: str
-    name: str
-    source: str
-    kind: str
-    mask: np.ndarray
-    hi: np.ndarray
-    bound: np.ndarray
-
-    def to_json(self) -> dict:
-        from .result import _pack
-        return {"point": self.point, "name": self.name, "source": self.source, "kind": self.kind,
-                "shape": list(self.mask.shape), "mask": _pack(self.mask, "u1"), "hi": _pack(self.hi, "<f8"),
-                "bound": _pack(self.bound, "<f8")}
-
-    @classmethod
-    def from_json(cls, data: dict) -> Plausible:
-        from .result import _unpack
-        shape = tuple(data["shape"])
-        return cls(data["point"], data["name"], data["source"], data["kind"],
-                   _unpack(data["mask"], "u1", shape).astype(bool),
-                   _unpack(data["hi"], "<f8", shape).astype(np.float64),
-                   _unpack(data["bound"], "<f8", shape).astype(np.float64))
 
 
 def _axes(problem, ndim: int):

@@ -34,7 +34,8 @@ from .arith import to_double_double
 from .certificate import certificate
 from .errors import OracleError
 from .evaluation import Output, evaluate
-from .problem import DIRECTIONS, build_problem
+from .ops import DIRECTIONS
+from .problem import build_problem
 from .readings import _expected
 from .result import OracleResult, Reading
 

@@ -19,6 +19,8 @@ def test_ablation_names_clip_as_the_cause_for_a_runtime_that_ignores_clip(tmp_pa
     assert clusters[0]["cause"].startswith("fails whenever clip is set")
     assert clusters[0]["features"] == ["clip"]
     assert sorted(clusters[0]["cases"]) == sorted(r["case"] for r in fails)
+    assert clusters[0]["stems"] == ["gru/clip"]                  # the case ids' stem, shown by the report
+    assert " · stem gru/clip · cluster c1" in (out / "index.html").read_text()
     flipped = [a for a in clusters[0]["ablations"] if a["feature"] == "clip"]
     assert flipped and all(a["verdict"] == "pass" for a in flipped)
     assert "divergence clusters" in proc.stdout and "fails whenever clip is set" in proc.stdout
@@ -53,7 +55,7 @@ def test_the_configuration_axis_reads_the_pinned_verdicts_the_run_already_has(tm
     """A group within its declared bf16 is explained by re-running its first case pinned, unless the
     run itself ran that case on the pinned sibling: then its record is read, and nothing runs."""
     from conformance.case import load_paths
-    from conformance.run import ablation
+    from conformance.run import ablation_axes
     from conformance.runtimes.base import RuntimeRef, Target
 
     cases, _ = load_paths([ROOT / "cases" / "gru" / "basic.yaml"])
@@ -65,22 +67,22 @@ def test_the_configuration_axis_reads_the_pinned_verdicts_the_run_already_has(tm
                                                                                         "precision": "bf16"}},
                {"case": case.id, "target": pinned.id, "verdict": "pass"}]
     ran = []
-    monkeypatch.setattr(ablation, "_run", lambda variants, *a, **k: ran.append(variants) or {})
+    monkeypatch.setattr(ablation_axes, "_run", lambda variants, *a, **k: ran.append(variants) or {})
     key = (default.id, "fail", case.id, "pass")
     explained: list = []
-    spent = ablation._ablate_configuration([(key, [case.id])], default, [default, pinned], {case.id: case},
-                                           records, None, tmp_path, budget_s(10.0), explained, budget=10)
+    spent = ablation_axes._ablate_configuration([(key, [case.id])], default, [default, pinned], {case.id: case},
+                                                records, None, tmp_path, budget_s(10.0), explained, budget=10)
     assert spent == 0 and not ran
     assert explained[0][2].endswith("and passes with the precision pinned"), explained
     # without the pinned record, the case is run on the sibling
-    spent = ablation._ablate_configuration([(key, [case.id])], default, [default, pinned], {case.id: case},
-                                           records[:1], None, tmp_path, budget_s(10.0), [], budget=10)
+    spent = ablation_axes._ablate_configuration([(key, [case.id])], default, [default, pinned], {case.id: case},
+                                                records[:1], None, tmp_path, budget_s(10.0), [], budget=10)
     assert spent == 1 and [v.id for v in ran[0]] == [case.id]
 
 
-def test_a_familys_cases_that_lack_its_first_cases_cause_get_a_cause_of_their_own(tmp_path):
+def test_a_groups_cases_that_lack_its_first_cases_cause_get_a_cause_of_their_own(tmp_path):
     """lstm/peepholes_input_forget holds cases that fail for input_forget=1 and cases that fail for their
-    peepholes alone: each gets the cause it has, not the family's first case's."""
+    peepholes alone: each gets the cause it has, not the first case's of their group (one stem)."""
     out = tmp_path / "two"
     conformance("run", ROOT / "cases" / "lstm" / "peepholes_input_forget.yaml", "--spec", "onnx-14",
                 "--runtime", "numpy-ignores-input-forget-and-peepholes", "--no-entry-points",

@@ -308,7 +308,8 @@ def test_the_fuzzer_draws_the_frameworks_axes_and_a_converter():
 
     import oracles
     from conformance.fuzz.examiner import runs_in
-    from conformance.fuzz.strategies import CONVERTERS, Limits, Scope, valid_cases
+    from conformance.fuzz.scope import CONVERTERS, Limits, Scope
+    from conformance.fuzz.strategies import valid_cases
     from conformance.runtimes.base import RuntimeRef, Target
     from conformance.specs import SPECS, NotExpressible
     seen: dict = {"num_layers": 0, "proj_size": 0, "dropout": 0, "unbatched": 0, "converter": set()}

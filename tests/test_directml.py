@@ -1,7 +1,7 @@
 """DirectML (DML_RNN/GRU/LSTM_OPERATOR_DESC, feature level 1.0): the translator's descriptor files,
 their validation against DirectML's documented constraints, and the descriptor interpreter.
 
-Test names follow the struct fields and constraint ids (conformance/specs/directml/validate.py,
+Test names follow the struct fields and constraint ids (conformance/specs/directml/constraints.py,
 CONSTRAINTS), so a failing id leads to the documented sentence."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from conformance.runtimes.directml.interpreter import DirectMLInterpreter
 from conformance.specs import SPECS, NotExpressible
 from conformance.specs.directml import calc_buffer_tensor_size, validate
 from conformance.specs.directml import vocabulary as v
-from conformance.specs.directml.validate import CONSTRAINTS
+from conformance.specs.directml.constraints import CONSTRAINTS
 from tests.conftest import ROOT
 from tests.known import ort_known_divergence
 

@@ -380,19 +380,19 @@ def test_nox_installs_only_when_what_it_installs_from_changed(tmp_path, monkeypa
 
 # -- the ablation's sentences, as the reports show them ---------------------------------------------
 
-def test_a_plain_path_divergence_is_one_cluster_across_families():
-    """The refusal of every LSTMSequence-1 was one cluster per case family (about 12); its sentence
-    names no family, so it is one."""
+def test_a_plain_path_divergence_is_one_cluster_across_stems():
+    """The refusal of every LSTMSequence-1 was one cluster per stem (about 12); its sentence names no
+    stem, so it is one."""
     from conformance.run.ablation import _merge
     cause = "rejects the case: the plain LSTM sequence path diverges, whatever single feature is removed"
-    explained = [((T, "rejected", family, ""), [f"{family}[a=1]"], cause, [], []) for family in
+    explained = [((T, "rejected", stem, ""), [f"{stem}[a=1]"], cause, [], []) for stem in
                  ("lstm/basic", "lstm/layout", "lstm/outputs", "lstm/clip")]
     (cluster,) = _merge(explained, {}, {T: "rt"})
-    assert cluster["families"] == ["lstm/basic", "lstm/layout", "lstm/outputs", "lstm/clip"] and cluster["size"] == 4
+    assert cluster["stems"] == ["lstm/basic", "lstm/layout", "lstm/outputs", "lstm/clip"] and cluster["size"] == 4
 
 
 def test_a_configuration_cause_names_the_cpu_once_and_a_pinned_target_computing_narrower_names_the_dtype():
-    from conformance.run.ablation import PINNED, _configuration_cause
+    from conformance.run.ablation_axes import PINNED, _configuration_cause
     from conformance.runtimes.effective import host
     default = types.SimpleNamespace(device="CPU", config="default")
     cause, features = _configuration_cause(default, "bf16", "pass")

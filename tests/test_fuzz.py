@@ -40,8 +40,9 @@ from conformance.cli.fuzz import parse_budget
 from conformance.fuzz.campaign import Campaign, CampaignConfig
 from conformance.fuzz.mutations import broken_constraints, expected_constraint
 from conformance.fuzz.reproducer import case_document, render
+from conformance.fuzz.scope import Scope
 from conformance.fuzz.signature import case_tokens
-from conformance.fuzz.strategies import Scope, invalid_cases, valid_cases
+from conformance.fuzz.strategies import invalid_cases, valid_cases
 from conformance.gate import Expectations
 from conformance.run import read_results
 from conformance.runtimes import plugin_targets
@@ -128,7 +129,7 @@ def test_a_campaign_draws_torch_axes_and_converters_only_for_targets_that_run_th
     """A campaign of ONNX targets alone never draws torch.nn's own axes or a converter (such a case
     would be not expressible on every one of its targets); an eager torch target brings the axes in,
     in about a third of the cases, and a converter target its converter."""
-    from conformance.fuzz.strategies import Scope
+    from conformance.fuzz.scope import Scope
     from conformance.runtimes.base import RuntimeRef, Target
     onnx_target = Target("onnxruntime", "1.32.0", "CPU", "default", "onnx-22", RuntimeRef("x:y"))
     torch_target = Target("torch", "2.13.0", "CPU", "default", "torch", RuntimeRef("x:y"))

@@ -25,7 +25,8 @@ pytest.importorskip("openvino")
 
 from conformance.case import load_paths
 from conformance.runtimes.base import RanAlone, RanMerged
-from conformance.runtimes.openvino import BATCH_MARK, OpenVINO, OpenVINOOnnxFrontend, _owner
+from conformance.runtimes.openvino import OpenVINO, OpenVINOOnnxFrontend
+from conformance.runtimes.openvino_batches import BATCH_MARK, _owner
 from conformance.runtimes.openvino_ir import OpenVINOIR
 from conformance.runtimes.openvino_memory import OpenVINOMemory
 from conformance.specs import SPECS, NotExpressible

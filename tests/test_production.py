@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 import oracles
 from conformance.case import load_paths
 from conformance.case.load import discover
-from conformance.fuzz.strategies import PRODUCTION_LIMITS, Scope, valid_cases
+from conformance.fuzz.scope import PRODUCTION_LIMITS, Scope
+from conformance.fuzz.strategies import valid_cases
 from oracles import fast
 from tests import production_doubles as doubles
 

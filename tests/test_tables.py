@@ -132,7 +132,7 @@ def test_every_spec_implements_the_protocol_and_names_a_known_family():
 
 def test_the_oracle_knows_the_same_attributes_as_the_table():
     """The oracle keeps its own op table (it imports nothing from conformance/); it must agree."""
-    from oracles.problem import OPS as ORACLE_OPS
+    from oracles.ops import OPS as ORACLE_OPS
     for op in OPS:
         assert set(ORACLE_OPS[op].attributes) == set(ATTRIBUTES[op]), op
 

@@ -18,8 +18,7 @@ from conformance.case.vocabulary import canonical_activation
 from conformance.compare import for_case, judge_outputs
 from conformance.runtimes import torch as torch_runtime
 from conformance.runtimes.onnxruntime import OnnxRuntime
-from conformance.specs import SPECS, NotExpressible
-from conformance.specs import torch as torch_spec
+from conformance.specs import SPECS, NotExpressible, torch_weights
 from tests.conftest import ROOT
 
 torch = pytest.importorskip("torch")
@@ -171,7 +170,7 @@ def test_gates_left_in_onnx_order_diverge(op, order, case_id, runtimes, tmp_path
     expected = run_onnx(case, ort)
     _, _, right = run_torch(case, torch_rt, tmp_path / "right")
     assert max_difference(case, right, expected) <= AGREEMENT
-    monkeypatch.setitem(torch_spec.GATE_ORDER, op, order)
+    monkeypatch.setitem(torch_weights.GATE_ORDER, op, order)
     prog, outputs, wrong = run_torch(case, torch_rt, tmp_path / "wrong")
     diff = max_difference(case, wrong, expected)
     assert diff > GROSS, f"{op} gates left in ONNX order moved outputs by {diff:.3g} only [{case.id}]"

@@ -119,7 +119,7 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, configs, conve
 
     from conformance.fuzz.campaign import Campaign, CampaignConfig
     from conformance.fuzz.display import LiveDisplay
-    from conformance.fuzz.strategies import PRODUCTION_LIMITS, Limits, Scope
+    from conformance.fuzz.scope import PRODUCTION_LIMITS, Limits, Scope
     from conformance.gate import Expectations, ExpectationsError
     from conformance.gate import expectation_paths as gate_paths
     from conformance.isolation.processes import cpu_count

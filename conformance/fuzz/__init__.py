@@ -3,6 +3,7 @@ judged by the Engine, and the reproducer that writes each minimized finding as a
 
 Modules, one concept each:
 
+- :mod:`~conformance.fuzz.scope`: what a campaign draws from (``Scope``, ``Limits``);
 - :mod:`~conformance.fuzz.strategies`: valid cases drawn from each op's constraints (labelled draws);
 - :mod:`~conformance.fuzz.values`: input values that stress an implementation, exact in the dtype;
 - :mod:`~conformance.fuzz.mutations`: invalid cases that break exactly one constraint;
@@ -22,7 +23,7 @@ from __future__ import annotations
 import importlib
 
 _PUBLIC = {
-    "Scope": "strategies", "Limits": "strategies", "valid_cases": "strategies", "invalid_cases": "strategies",
+    "Scope": "scope", "Limits": "scope", "valid_cases": "strategies", "invalid_cases": "strategies",
     "cases": "strategies", "draw_case": "strategies",
     "broken_constraints": "mutations",
     "case_tokens": "signature", "signature": "signature",

@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 from hypothesis import assume, event, note
@@ -32,29 +31,19 @@ from conformance.case.vocabulary import (
     ACTIVATION_FUNCTIONS,
     DEFAULT_ACTIVATIONS,
     DIRECTIONS,
-    DTYPES,
-    FORMS,
-    OPS,
     OUTPUTS,
     input_shapes,
     inputs_of,
     num_directions,
 )
-from conformance.converters import CONVERTERS as CONVERTER_TABLE
 from conformance.fuzz import values as V
+from conformance.fuzz.scope import Scope
 from conformance.runtimes.forms import CONFIGURATIONS, compose
-
-#: bump when the draws change meaning: it is part of the hypothesis database key
-STRATEGY_VERSION = "4"
 
 #: the execution forms a drawn case runs in (besides every plain target): the default first, so a
 #: finding shrinks toward the plain form
 EXECUTIONS = ("default",) + tuple(compose("default", f) for f in CONFIGURATIONS)
 
-#: the converters a drawn case may also run through (besides every plain target), where the campaign has
-#: their targets (``Scope.converters``); the examiner runs one on the targets of that converter
-#: (``conformance fuzz --converter``: conformance/converters/)
-CONVERTERS = tuple(c.name for c in CONVERTER_TABLE)
 #: torch.nn's own axes a case may draw (docs/framework.md): layers, an LSTM projection, dropout in eval
 #: mode, unbatched input; each shrinks toward absent
 MAX_LAYERS = 3
@@ -78,19 +67,6 @@ LENGTH_MODES = ("absent", "full", "partial")
 Draw = Callable[[st.SearchStrategy, str], object]
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Sizes stay small so the mpmath oracle stays fast."""
-
-    max_seq_length: int = 6
-    max_batch_size: int = 4
-    max_input_size: int = 6
-    max_hidden_size: int = 6
-    #: opt-in: sizes drawn toward production shapes and SIMD/GEMM edges (``production_sizes``);
-    #: the oracle then takes its float64 fast path (oracles/fast.py, docs/production.md)
-    production: bool = False
-
-
 #: sizes where vectorised kernels change path: SIMD widths and GEMM blocks, each side of them
 EDGE_SIZES = (1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257,
               511, 512, 513, 1023, 1024)
@@ -101,44 +77,6 @@ def production_sizes(maximum: int) -> st.SearchStrategy[int]:
     edges = [n for n in EDGE_SIZES if n <= maximum] or [1]
     return st.one_of(st.sampled_from(edges), st.sampled_from(edges), st.sampled_from(edges),
                      st.integers(1, maximum))
-
-
-#: the production tier's reach (cases/production/): opt in with Scope(limits=PRODUCTION_LIMITS)
-PRODUCTION_LIMITS = Limits(max_seq_length=500, max_batch_size=64, max_input_size=1024,
-                           max_hidden_size=1024, production=True)
-
-
-@dataclass(frozen=True)
-class Scope:
-    """What a campaign draws from."""
-
-    ops: tuple = OPS
-    forms: tuple = FORMS
-    dtypes: tuple = DTYPES
-    limits: Limits = field(default_factory=Limits)
-    invalid_weight: int = 1          # invalid cases per `valid_weight` valid ones
-    valid_weight: int = 3
-    #: draw torch.nn's own axes (num_layers, proj_size, dropout, unbatched): only a target that reads
-    #: torch programs runs such a case (the eager torch target, a torch exporter's or convert_model's)
-    framework: bool = False
-    #: the converters (CONVERTERS) a case may be drawn through, besides none: those the campaign has
-    #: targets of
-    converters: tuple = ()
-
-    def key(self) -> str:
-        return (f"v{STRATEGY_VERSION}:{','.join(self.ops)}:{','.join(self.forms)}:{','.join(self.dtypes)}:"
-                f"{self.limits.max_seq_length},{self.limits.max_batch_size},{self.limits.max_input_size},"
-                f"{self.limits.max_hidden_size}{':production' if self.limits.production else ''}:"
-                f"{self.invalid_weight}/{self.valid_weight}{':framework' if self.framework else ''}"
-                f"{':' + ','.join(self.converters) if self.converters else ''}")
-
-    def for_targets(self, targets) -> Scope:
-        """This scope with what the campaign's ``targets`` run: torch.nn's axes where one reads torch
-        programs (spec ``torch``), and the converters they name."""
-        named = {t.family for t in targets if getattr(t, "converter", "")}
-        return dataclasses.replace(
-            self, framework=self.framework or any(t.spec == "torch" for t in targets),
-            converters=self.converters or tuple(c for c in CONVERTERS if c in named))
 
 
 class Recorder:

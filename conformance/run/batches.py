@@ -1,6 +1,17 @@
-"""Batches: the pairs of a runtime that takes several programs per call (``Target.batch``), sent
-together (conformance/run/engine.py's module docstring says how a batch can neither create nor hide
-a divergence).
+"""Batches. A target whose runtime takes several programs per call (``Target.batch``: WebNN's
+page round trip, OpenVINO's compile) gets its pairs in batches of that many; the targets of one
+runtime configuration share its batches, so a case's programs for several specs go together. A
+batch can neither create nor hide a divergence: a pair whose verdict from the batch is not
+``pass``, and every pair of a batch that crashed, hung or failed as a whole, is run again alone,
+and that run is what is recorded (with ``batch`` saying so). Pairs whose outputs may hold
+unspecified elements (they are run twice) never go in a batch. Pairs whose target computes in a
+precision narrower than the case's type fail the spec's bound by design, so merging them would
+only run them twice: they go in batches of their own that the worker runs each on its own, one
+after the other in one call (only the round trips are shared), recorded as pairs run alone. A
+runtime may run some programs of a batch on their own within the call (``RanAlone``: OpenVINO
+compiles a batch as one model, and a program it refuses is compiled by itself); those are
+recorded as pairs run alone too. Each pair's record names the configuration its own part of the
+call ran in (``RanMerged``). ``--no-batch`` (``Options.batch``) turns batches off.
 
 The targets of one runtime configuration (one ``RuntimeRef``, one worker) share its open batch, so a
 case's programs for several specs go together. A batch closes when it holds ``Target.batch``

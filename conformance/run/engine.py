@@ -1,27 +1,13 @@
 """Orchestration: cases × targets through translators, worker processes, the oracle and compare.
 
 Results are appended as they arrive; a pair already judged for the same case content is skipped,
-so an interrupted run resumes where it stopped.
-
-**Batches.** A target whose runtime takes several programs per call (``Target.batch``: WebNN's
-page round trip, OpenVINO's compile) gets its pairs in batches of that many; the targets of one
-runtime configuration share its batches, so a case's programs for several specs go together. A
-batch can neither create nor hide a divergence: a pair whose verdict from the batch is not
-``pass``, and every pair of a batch that crashed, hung or failed as a whole, is run again alone,
-and that run is what is recorded (with ``batch`` saying so). Pairs whose outputs may hold
-unspecified elements (they are run twice) never go in a batch. Pairs whose target computes in a
-precision narrower than the case's type fail the spec's bound by design, so merging them would
-only run them twice: they go in batches of their own that the worker runs each on its own, one
-after the other in one call (only the round trips are shared), recorded as pairs run alone. A
-runtime may run some programs of a batch on their own within the call (``RanAlone``: OpenVINO
-compiles a batch as one model, and a program it refuses is compiled by itself); those are
-recorded as pairs run alone too. Each pair's record names the configuration its own part of the
-call ran in (``RanMerged``). ``--no-batch`` (``Options.batch``) turns batches off.
+so an interrupted run resumes where it stopped. A pair is judged by ``Judging``
+(conformance/run/judging.py); a batching target's pairs go in batches (conformance/run/batches.py,
+whose docstring says how a batch can neither create nor hide a divergence).
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import re
@@ -33,26 +19,21 @@ from pathlib import Path
 from typing import Any
 
 from conformance.case.features import features
-from conformance.compare import FAILING, for_case, judge_computed_in, judge_outputs
-from conformance.compare.silent import DEFAULT_POLICY as SILENT_POLICY
-from conformance.compare.silent import apply_policy
+from conformance.compare import FAILING
 from conformance.converters.targets import sliced as converter_sliced
 from conformance.files import write_atomic
 from conformance.isolation.workers import Job, Outcome, Pool
 from conformance.results import Record
 from conformance.run import forms as pair_forms
 from conformance.run.batches import NARROWER_ALONE, Batches
-from conformance.run.judging import ORACLE_TIMEOUT, effective_of, judgement_fields, oracle_cached, oracle_for, path_of
+from conformance.run.judging import ORACLE_TIMEOUT, Judging, effective_of, judge_version, oracle_cached, oracle_for
 from conformance.run.planned import Planned
-from conformance.runtimes.effective import BY_NAME, narrower
 from conformance.runtimes.forms import program_form, sliced, unsupported
 from conformance.specs import SPECS, NotExpressible, Program, translate
 
 __all__ = ["NARROWER_ALONE", "ORACLE_TIMEOUT", "Engine", "Options", "RunSummary", "effective_of", "oracle_for", "repro"]
 
 
-#: the narrower-precision bounds kept for reuse across a case's targets
-BOUNDS_KEPT = 256
 #: seconds: a pair whose spec may leave elements unspecified is run a second time, in the same
 #: worker right after the first, when its first call took at most this (the repeat is what tells
 #: computed values from stale memory)
@@ -136,25 +117,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text)[:150]
 
 
-@functools.cache
-def judge_version() -> str:
-    """What judging depends on besides the inputs: the oracle's version, its fast path's model
-    (production shapes) and the comparison's code (conformance/compare, its policies, this module),
-    as a digest."""
-    import oracles
-    from oracles import fast
-    h = hashlib.sha256(f"{oracles.ORACLE_VERSION}+{fast.fingerprint()}".encode())
-    here = Path(__file__).resolve().parent.parent
-    run = Path(__file__).resolve().parent
-    for path in sorted((here / "compare").glob("*")) + [Path(__file__).resolve(), run / "judging.py",
-                                                        run / "forms.py", run / "relations.py", run / "planned.py",
-                                                        here / "runtimes" / "effective.py"]:
-        if path.is_file():
-            h.update(path.name.encode() + path.read_bytes())
-    return h.hexdigest()[:12]
-
-
-class Engine:
+class Engine(Judging):
     def __init__(self, cases, targets, store, options: Options, progress=None, gate=None, overrides=None,
                  silent_policy=None):
         self.gate = gate                  # record -> gate fields (conformance.gate.classify)
@@ -396,53 +359,6 @@ class Engine:
             self.runs_left.pop(okey, None)
             self.oracle.pop(okey, None)
 
-    def _judge(self, ci: int, target, prog, outcome) -> None:
-        case = self.cases[ci]
-        extra = {"notes": list(prog.notes) + list(case.notes), "program": prog.files.get("model", ""),
-                 "elapsed_s": round(outcome.elapsed, 6)}
-        if outcome.output.strip():  # what the runtime printed during the call (its tail), not the terminal's
-            extra["runtime_output"] = outcome.output
-        if outcome.artefacts:
-            extra["artefacts"] = self._write_artefacts(case, target, prog, outcome.artefacts)
-        if outcome.status in ("ok", "error", "garbage"):
-            extra["effective"] = effective_of(case, target, outcome.effective)
-            path_of(outcome.effective, extra)
-        if outcome.status == "crash":
-            return self.settle(outcome, ci, target, prog, "crash", outcome.error, extra)
-        if outcome.status == "timeout":
-            return self.settle(outcome, ci, target, prog, "timeout", outcome.error, extra)
-        if outcome.status == "garbage":  # outputs that are not arrays: wrong, whatever the case
-            return self.settle(outcome, ci, target, prog, "fail" if case.valid else "accepted-invalid",
-                                outcome.error, extra)
-        if outcome.status == "error":
-            if case.valid:
-                return self.settle(outcome, ci, target, prog, "rejected", f"rejected a valid case: {outcome.error}",
-                                    extra)
-            return self.settle(outcome, ci, target, prog, "pass", f"rejected as the spec requires "
-                                f"({case.violates}): {outcome.error}", extra)
-        if not case.valid:
-            return self.settle(outcome, ci, target, prog, "accepted-invalid",
-                                f"ran a case the spec forbids ({case.violates}) and returned "
-                                f"{len(outcome.value)} outputs", extra)
-        oracle = self.oracle[(ci, SPECS[target.spec].semantics)]
-        if oracle.status != "ok":
-            return self.settle(outcome, ci, target, prog, "error", f"oracle failed: {oracle.error}", extra)
-        res: Any = oracle.value  # the oracle's OracleResult (oracles is imported lazily)
-        again = outcome.again if isinstance(outcome.again, list) else None
-        tol = for_case(case, self.opt.tolerance, self.override(case, target))
-        j = judge_outputs(case, prog, outcome.value, res, tol, repeat=again)
-        if isinstance(outcome.again, str):
-            extra["repeat"] = outcome.again
-        verdict, message = apply_policy(j.verdict, j.message, j.silent, self.silent_policy_of(target))
-        extra.update(judgement_fields(j, res, SPECS[target.spec].semantics))
-        extra["tolerance"] = j.tolerance or tol.to_json()
-        effective = extra["effective"]
-        compute = BY_NAME.get(effective["precision"])
-        if narrower(compute, case.dtype) and tol.derived:
-            extra["declared"] = self.declared(ci, case, target, prog, outcome.value, res, compute,
-                                               effective.get("accumulation"), effective.get("rounding", "faithful"))
-        self.settle(outcome, ci, target, prog, verdict, message, extra)
-
     def settle(self, outcome, ci: int, target, prog, verdict: str, message: str, extra=None) -> None:
         """Record a judged pair, or, when it came from a batch and is not ``pass``, run it again
         alone first (a batch may neither create nor hide a divergence)."""
@@ -453,37 +369,6 @@ class Engine:
         if found:
             extra["batch"] = found
         self.record(self.cases[ci], target, prog, verdict, message, extra)
-
-    def override(self, case, target) -> dict | None:
-        """The expectations' tolerance override of a pair, or None."""
-        return self.overrides(case.id, target.id, self._facts_of(case)[2]) if self.overrides else None
-
-    def silent_policy_of(self, target) -> dict:
-        return dict(SILENT_POLICY, **(self.silent_policy(target.id) if self.silent_policy else {}))
-
-    def declared(self, ci: int, case, target, prog, outputs, res, compute, accumulation, rounding) -> dict:
-        """The pair judged against the precision it computed in (narrower than the model's type):
-        what a correct implementation in that arithmetic may do."""
-        import oracles
-        profile = SPECS[target.spec].semantics
-        attrs = {k: v for k, v in case.attributes.items() if k != "layout"}
-
-        def bounds_for(choices):
-            key = (ci, profile, compute.dtype, accumulation, rounding, tuple(sorted(choices.items())))
-            if key not in self.bounds:
-                if len(self.bounds) >= BOUNDS_KEPT:
-                    self.bounds.clear()
-                self.bounds[key] = oracles.computed_in(case.op, attrs, case.tensors, profile, choices,
-                                                       compute.dtype, accumulation, rounding)
-            return self.bounds[key]
-        try:
-            j = judge_computed_in(case, prog, outputs, res, bounds_for)
-        except Exception as exc:  # noqa: BLE001 - the second judgement costs itself, not the verdict
-            return {"precision": compute.name, "verdict": "error", "message": f"{type(exc).__name__}: {exc}"}
-        tol = j.tolerance or {}
-        return {"precision": compute.name, "verdict": j.verdict, "ratio": j.ratio,
-                "max_abs_err": j.max_abs_err, "message": j.message, "tolerance": tol.get("source", ""),
-                **{k: tol[k] for k in ("judged_by", "rigorous_ratio") if k in tol}}
 
     def record(self, case, target, prog, verdict, message, extra=None) -> None:
         _, digest, tokens = self._facts_of(case)

@@ -238,10 +238,9 @@ def judge(pp: PairPlan, answers: list, judge_call, dtype: str) -> Judged:
                   default=0.0)
         same.append({"what": what, "ulps": gap})
         if gap > rel.ULPS:
-            extra["same_input"] = same
-            return Judged("state-leak", f"{what}: the same input gives results {gap:.3g} units in the last place "
-                                        f"apart (more than {rel.ULPS:g}): {pp.calls[a].label} against "
-                                        f"{pp.calls[b].label}", pp.main, extra)
+            return _found(extra, "same_input", same, "state-leak",
+                          f"{what}: the same input gives results {gap:.3g} units in the last place apart (more than "
+                          f"{rel.ULPS:g}): {pp.calls[a].label} against {pp.calls[b].label}", pp.main)
     if same:
         extra["same_input"] = same
     checked = []
@@ -255,14 +254,20 @@ def judge(pp: PairPlan, answers: list, judge_call, dtype: str) -> Judged:
                     key=lambda p: p[1], default=("", 0.0))
         checked.append({"relation": relation.name, "checked": True, "ulps": worst[1], "where": worst[0]})
         if worst[1] > rel.ULPS:
-            extra["relations"] = checked
-            return Judged("inconsistent", f"relation {relation.name} breaks: {relation.sentence}, but "
-                                          f"{worst[0]} differs by {worst[1]:.3g} units in the last place "
-                                          f"(more than {rel.ULPS:g})", pp.main, extra)
+            return _found(extra, "relations", checked, "inconsistent",
+                          f"relation {relation.name} breaks: {relation.sentence}, but {worst[0]} differs by "
+                          f"{worst[1]:.3g} units in the last place (more than {rel.ULPS:g})", pp.main)
     if checked:
         extra["relations"] = checked
     verdict, message, _ = judged.get(pp.main, ("pass", "", None))
     return Judged(verdict, message, pp.main, extra)
+
+
+def _found(extra: dict, key: str, checks: list, verdict: str, message: str, main: int) -> Judged:
+    """The plan's verdict where a check (the same input twice, a relation) breaks: the checks made so
+    far go into the record under ``key``."""
+    extra[key] = checks
+    return Judged(verdict, message, main, extra)
 
 
 def _canonical(call: Call, answer) -> dict | None:

@@ -1,13 +1,26 @@
 """What judging one pair needs besides the comparison itself: the oracle's call (in a worker, or from
 its disk cache), the configuration the pair ran in, the path it took, and the judgement's fields as
-every judged record carries them (conformance/run/engine.py and conformance/run/planned.py)."""
+every judged record carries them (conformance/run/engine.py and conformance/run/planned.py), and
+``Judging``, the Engine's judging of a pair."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from conformance.compare import for_case, judge_computed_in, judge_outputs
+from conformance.compare.silent import DEFAULT_POLICY as SILENT_POLICY
+from conformance.compare.silent import apply_policy
 from conformance.runtimes.effective import BY_NAME, narrower, of_dtype, probe_finding
 from conformance.runtimes.forms import asked
+from conformance.specs import SPECS
 
 ORACLE_TIMEOUT = 600.0
+#: the narrower-precision bounds kept for reuse across a case's targets
+BOUNDS_KEPT = 256
 
 
 def oracle_for(op: str, attributes: dict, tensors: dict, profile: str, prec: int):
@@ -80,3 +93,117 @@ def judgement_fields(j, res, profile: str) -> dict:
     if j.silent is not None:
         found["silent"] = j.silent
     return found
+
+
+@functools.cache
+def judge_version() -> str:
+    """What judging depends on besides the inputs: the oracle's version, its fast path's model
+    (production shapes) and the comparison's code (conformance/compare, its policies, the engine and
+    this module), as a digest."""
+    import oracles
+    from oracles import fast
+    h = hashlib.sha256(f"{oracles.ORACLE_VERSION}+{fast.fingerprint()}".encode())
+    here = Path(__file__).resolve().parent.parent
+    run = Path(__file__).resolve().parent
+    for path in sorted((here / "compare").glob("*")) + [run / "engine.py", run / "judging.py",
+                                                        run / "forms.py", run / "relations.py", run / "planned.py",
+                                                        here / "runtimes" / "effective.py"]:
+        if path.is_file():
+            h.update(path.name.encode() + path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+
+class Judging:
+    """The Engine's judging of one pair (conformance/run/engine.py; planned.py judges a plan's calls
+    with ``override``, ``silent_policy_of`` and ``declared`` too): the runtime's outcome against the
+    oracle's result, and the second judgement against a narrower precision it computed in."""
+
+    # the Engine's state and methods that judging reads
+    cases: list
+    opt: Any
+    oracle: dict
+    bounds: dict
+    overrides: Any
+    silent_policy: Any
+    _facts_of: Callable[[Any], tuple[Any, str, frozenset]]
+    _write_artefacts: Callable[..., list[str]]
+    settle: Callable[..., None]
+
+    def _judge(self, ci: int, target, prog, outcome) -> None:
+        case = self.cases[ci]
+        extra = {"notes": list(prog.notes) + list(case.notes), "program": prog.files.get("model", ""),
+                 "elapsed_s": round(outcome.elapsed, 6)}
+        if outcome.output.strip():  # what the runtime printed during the call (its tail), not the terminal's
+            extra["runtime_output"] = outcome.output
+        if outcome.artefacts:
+            extra["artefacts"] = self._write_artefacts(case, target, prog, outcome.artefacts)
+        if outcome.status in ("ok", "error", "garbage"):
+            extra["effective"] = effective_of(case, target, outcome.effective)
+            path_of(outcome.effective, extra)
+        if outcome.status == "crash":
+            return self.settle(outcome, ci, target, prog, "crash", outcome.error, extra)
+        if outcome.status == "timeout":
+            return self.settle(outcome, ci, target, prog, "timeout", outcome.error, extra)
+        if outcome.status == "garbage":  # outputs that are not arrays: wrong, whatever the case
+            return self.settle(outcome, ci, target, prog, "fail" if case.valid else "accepted-invalid",
+                                outcome.error, extra)
+        if outcome.status == "error":
+            if case.valid:
+                return self.settle(outcome, ci, target, prog, "rejected", f"rejected a valid case: {outcome.error}",
+                                    extra)
+            return self.settle(outcome, ci, target, prog, "pass", f"rejected as the spec requires "
+                                f"({case.violates}): {outcome.error}", extra)
+        if not case.valid:
+            return self.settle(outcome, ci, target, prog, "accepted-invalid",
+                                f"ran a case the spec forbids ({case.violates}) and returned "
+                                f"{len(outcome.value)} outputs", extra)
+        oracle = self.oracle[(ci, SPECS[target.spec].semantics)]
+        if oracle.status != "ok":
+            return self.settle(outcome, ci, target, prog, "error", f"oracle failed: {oracle.error}", extra)
+        res: Any = oracle.value  # the oracle's OracleResult (oracles is imported lazily)
+        again = outcome.again if isinstance(outcome.again, list) else None
+        tol = for_case(case, self.opt.tolerance, self.override(case, target))
+        j = judge_outputs(case, prog, outcome.value, res, tol, repeat=again)
+        if isinstance(outcome.again, str):
+            extra["repeat"] = outcome.again
+        verdict, message = apply_policy(j.verdict, j.message, j.silent, self.silent_policy_of(target))
+        extra.update(judgement_fields(j, res, SPECS[target.spec].semantics))
+        extra["tolerance"] = j.tolerance or tol.to_json()
+        effective = extra["effective"]
+        compute = BY_NAME.get(effective["precision"])
+        if narrower(compute, case.dtype) and tol.derived:
+            extra["declared"] = self.declared(ci, case, target, prog, outcome.value, res, compute,
+                                               effective.get("accumulation"), effective.get("rounding", "faithful"))
+        self.settle(outcome, ci, target, prog, verdict, message, extra)
+
+    def override(self, case, target) -> dict | None:
+        """The expectations' tolerance override of a pair, or None."""
+        return self.overrides(case.id, target.id, self._facts_of(case)[2]) if self.overrides else None
+
+    def silent_policy_of(self, target) -> dict:
+        return dict(SILENT_POLICY, **(self.silent_policy(target.id) if self.silent_policy else {}))
+
+    def declared(self, ci: int, case, target, prog, outputs, res, compute, accumulation, rounding) -> dict:
+        """The pair judged against the precision it computed in (narrower than the model's type):
+        what a correct implementation in that arithmetic may do."""
+        import oracles
+        profile = SPECS[target.spec].semantics
+        attrs = {k: v for k, v in case.attributes.items() if k != "layout"}
+
+        def bounds_for(choices):
+            key = (ci, profile, compute.dtype, accumulation, rounding, tuple(sorted(choices.items())))
+            if key not in self.bounds:
+                if len(self.bounds) >= BOUNDS_KEPT:
+                    self.bounds.clear()
+                self.bounds[key] = oracles.computed_in(case.op, attrs, case.tensors, profile, choices,
+                                                       compute.dtype, accumulation, rounding)
+            return self.bounds[key]
+        try:
+            j = judge_computed_in(case, prog, outputs, res, bounds_for)
+        except Exception as exc:  # noqa: BLE001 - the second judgement costs itself, not the verdict
+            return {"precision": compute.name, "verdict": "error", "message": f"{type(exc).__name__}: {exc}"}
+        tol = j.tolerance or {}
+        return {"precision": compute.name, "verdict": j.verdict, "ratio": j.ratio,
+                "max_abs_err": j.max_abs_err, "message": j.message, "tolerance": tol.get("source", ""),
+                **{k: tol[k] for k in ("judged_by", "rigorous_ratio") if k in tol}}

@@ -19,12 +19,32 @@ import re
 import shutil
 import tempfile
 import weakref
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
 
 from conformance.caches import digest
+from conformance.runtimes.openvino_batches import (
+    BATCH,
+    BATCH_MARK,
+    MERGE_RETRIES,
+    _copy,
+    _element_type,
+    _feeds_key,
+    _last_line,
+    _owner,
+)
+from conformance.runtimes.openvino_compiled import (
+    Loaded,
+    _from_output,
+    _text,
+    _to_tensor,
+    compile_model,
+    compile_properties,
+    layers_of,
+    run_compiled,
+)
 
 #: the execution forms every OpenVINO way in takes, beyond the defaults (conformance/runtimes/forms.py)
 FORMS_TAKEN = {"shape": ["dynamic"], "weights": ["inputs"], "session": ["reused"], "threads": ["4"]}
@@ -304,8 +324,6 @@ class Adapter:
         return found
 
 
-#: programs one worker call may take (Target.batch): compiled as one model (Adapter.run_many)
-BATCH = 8
 #: compiled models an adapter keeps, by content (Adapter.infer), and the most bytes of constants
 #: they may hold together (production shapes: one model of hidden size 1024 holds tens of MB)
 KEPT = 8
@@ -319,61 +337,6 @@ INNER_NAME = re.compile(rb'(<layer id="\d+") name="[^"]*"(?= type="(?!Parameter"
 #: outputs are read by position; an IR names them, a model built in memory does not)
 NOT_COMPILED = re.compile(rb'<rt_info>\s*<info name="OpenVINO Runtime" value="[^"]*" />\s*</rt_info>|<rt_info />'
                           rb'|(?<=type="Result" version="opset1") output_names="[^"]*"')
-#: the prefix of a batched program's node names: its index in the batch follows
-BATCH_MARK = "batch-item-"
-#: how many programs a batch may lose to a merged compile's refusal before the rest run alone
-MERGE_RETRIES = 8
-
-
-def _element_type(model) -> str:
-    """A model's element type (its first input's): what the pinned configuration's hint follows."""
-    return str(model.inputs[0].get_element_type()) if model.inputs else ""
-
-
-def _owner(message: str, keys: list) -> int | None:
-    """Which of the batch's programs (``keys``: their indexes) owns the node a refusal names:
-    OpenVINO names the node it failed on (``node: opset5::GRUSequence <name>``), and run_many
-    prefixed every node's friendly name with its program's index. None where it names none of them."""
-    found = re.search(rf"node: \S+ {re.escape(BATCH_MARK)}(\d+)\.", message)
-    if found and int(found.group(1)) in keys:
-        return int(found.group(1))
-    return None
-
-
-def _feeds_key(feeds: dict[str, np.ndarray]) -> str:
-    return digest(*(part for name in sorted(feeds) for part in
-                    (f"{name}|{feeds[name].dtype.str}|{feeds[name].shape}", np.ascontiguousarray(feeds[name]).tobytes())))
-
-
-def _copy(answer):
-    """A batch's answer for a second program identical to the first (arrays copied: each pair
-    owns its outputs)."""
-    from conformance.runtimes.base import RanAlone, RanMerged
-    if isinstance(answer, RanAlone):
-        return RanAlone(_copy(answer.answer), answer.why, answer.effective)
-    if isinstance(answer, RanMerged):
-        return RanMerged(_copy(answer.answer), answer.effective)
-    if isinstance(answer, list):
-        return [np.array(a, copy=True) for a in answer]
-    return answer
-
-
-def _last_line(exc: Exception) -> str:
-    lines = [line for line in str(exc).splitlines() if line.strip() and not line.startswith("Exception from")]
-    return (lines[-1] if lines else f"{type(exc).__name__}: {exc}")[:200]
-
-
-def _text(value) -> str | list:
-    """An OpenVINO property value as plain data: ov.Type 'bfloat16' -> 'bf16', enums by name."""
-    if isinstance(value, (list, tuple)):
-        return [str(v) for v in value]
-    from conformance.runtimes.effective import parse
-    if "Type" in type(value).__name__:
-        precision = parse(repr(value))
-        return precision.name if precision else str(value)
-    return getattr(value, "name", None) or str(value)
-
-
 class OpenVINOOnnxFrontend(Adapter):
     name = "openvino"
     format = "onnx"
@@ -414,120 +377,6 @@ def _reader(model):
         return read_recipe
     from conformance.runtimes.openvino_ir import read_ir  # a release's environment has this one only
     return read_ir
-
-
-def compile_properties(model, config: str) -> dict:
-    """The compile properties of a configuration: none for ``default``; for ``precision=pinned``,
-    INFERENCE_PRECISION_HINT = the model's element type (f32 where the hint has no such value);
-    for ``precision=bf16`` (f16, f32), that type; with ``threads=4``, the throughput hint (several
-    streams, for requests at once) and four inference threads."""
-    import openvino as ov
-
-    from conformance.runtimes.forms import of, pairs
-    found: dict = {}
-    if of(config)["threads"] != "1":
-        found = {"PERFORMANCE_HINT": "THROUGHPUT", "INFERENCE_NUM_THREADS": int(of(config)["threads"])}
-    asked = pairs(config).get("precision")
-    if asked is None:
-        return found
-    hints = {"f32": ov.Type.f32, "f16": ov.Type.f16, "bf16": ov.Type.bf16}
-    if asked in hints:
-        return dict(found, INFERENCE_PRECISION_HINT=hints[asked])
-    element = model.inputs[0].get_element_type()
-    hint = element if element in hints.values() else ov.Type.f32
-    return dict(found, INFERENCE_PRECISION_HINT=hint)
-
-
-def compile_model(core, model, device: str, config: str):
-    """``model`` compiled on ``device`` under ``config``."""
-    return core.compile_model(model, device, compile_properties(model, config))
-
-
-def run_compiled(compiled, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """One inference on a fresh infer request: every output in the model's order. bfloat16 travels
-    as raw bits both ways (the Python bindings have no numpy bfloat16)."""
-    import openvino as ov
-    result = compiled.create_infer_request().infer({name: _to_tensor(ov, arr) for name, arr in feeds.items()})
-    return [_from_output(ov, out, result[out]) for out in compiled.outputs]
-
-
-def infer(core, model, device: str, config: str, feeds: dict[str, np.ndarray]):
-    """Compile ``model`` on ``device`` under ``config`` and run it once on ``feeds`` (by input
-    name): every output in the model's order, and the compiled model."""
-    compiled = compile_model(core, model, device, config)
-    return run_compiled(compiled, feeds), compiled
-
-
-class Loaded:
-    """A compiled model as the runtime contract's loaded handle: ``run(feeds)`` infers on it with
-    this thread's own infer request (kept: a request reused from call to call)."""
-
-    def __init__(self, compiled):
-        import threading
-        self.compiled = compiled
-        self._local = threading.local()
-
-    def run(self, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-        import openvino as ov
-        request = getattr(self._local, "request", None)
-        if request is None:
-            request = self._local.request = self.compiled.create_infer_request()
-        result = request.infer({name: _to_tensor(ov, arr) for name, arr in feeds.items()})
-        return [np.array(_from_output(ov, out, result[out]), copy=True) for out in self.compiled.outputs]
-
-
-#: the runtime model's layer types that run a recurrent op as one layer (a sequence or cell kernel,
-#: or a loop over its body); any other layer is part of the op decomposed
-RECURRENT_LAYERS = ("RNNSeq", "RNNCell", "TensorIterator", "Loop", "LSTMSequence", "GRUSequence", "RNNSequence",
-                    "LSTMCell", "GRUCell", "AUGRUSequence", "AUGRUCell")
-#: layers every model has, left out of a path
-PLUMBING = ("Input", "Output", "Parameter", "Result", "Const", "Constant", "Reshape", "Reorder", "Transpose",
-            "Gather", "ShapeOf", "Convert", "Squeeze", "Unsqueeze", "Concatenation", "Broadcast", "Split")
-_PATHS: OrderedDict = OrderedDict()  # id(compiled model) -> (compiled model, its path): read once per compile
-
-
-def layers_of(compiled, prefix: str = "") -> dict:
-    """The path a compiled model runs (its runtime model, read once per compiled model): the layers
-    that run the recurrent op as ``layerType (primitiveType)`` (``RNNSeq (ref_any_f32)``,
-    ``TensorIterator (unknown_f32)``), or, where none is one layer, the kinds of the layers it was
-    decomposed into. ``prefix``: only the layers whose name starts with it (one program of a batch)."""
-    kept = _PATHS.get((id(compiled), prefix))
-    if kept is not None and kept[0] is compiled:
-        return kept[1]
-    recurrent, other = [], set()
-    for op in compiled.get_runtime_model().get_ordered_ops():
-        if prefix and not op.get_friendly_name().startswith(prefix):
-            continue
-        info = op.get_rt_info()
-        kind = info["layerType"].astype(str) if "layerType" in info else op.get_type_name()
-        primitive = info["primitiveType"].astype(str) if "primitiveType" in info else ""
-        if kind in RECURRENT_LAYERS:
-            recurrent.append(f"{kind} ({primitive})" if primitive else kind)
-        elif kind not in PLUMBING:
-            other.add(kind)
-    counted = Counter(recurrent)
-    named = [f"{n} × {kind}" if n > 1 else kind for kind, n in counted.items()]
-    found = {"layers": named} if recurrent else {"decomposed": sorted(other)}
-    _PATHS[(id(compiled), prefix)] = (compiled, found)
-    while len(_PATHS) > 64:
-        _PATHS.popitem(last=False)
-    return found
-
-
-def _to_tensor(ov, arr: np.ndarray):
-    if arr.dtype.name != "bfloat16":
-        return np.ascontiguousarray(arr)
-    tensor = ov.Tensor(ov.Type.bf16, list(arr.shape))
-    tensor.data.view(np.uint16)[...] = np.ascontiguousarray(arr).view(np.uint16)
-    return tensor
-
-
-def _from_output(ov, output, value) -> np.ndarray:
-    value = np.asarray(value)
-    if output.get_element_type() == ov.Type.bf16:
-        import ml_dtypes
-        return value.view(np.uint16).view(ml_dtypes.bfloat16)
-    return value
 
 
 def targets_of(fmt: str, specs: list, description: str) -> list:

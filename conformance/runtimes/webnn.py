@@ -12,7 +12,7 @@ repository's ``conformance/specs/webnn/replay.html``, served at ``http://localho
 ``page.route`` (WebNN needs a secure context; no server, no network). A call sends the document as
 text in one ``page.evaluate`` round trip; the page builds the graph, dispatches it, reads the
 outputs back and answers with them (base64) and its build/compute times. ``run_many`` sends many
-documents in one round trip: the target takes batches of ``BATCH`` pairs (conformance/run/engine.py
+documents in one round trip: the target takes batches of ``BATCH`` pairs (conformance/run/batches.py
 runs a pair that is not ``pass`` in a batch again alone).
 
 **What a call may cost.** The page catches WebNN's own exceptions (a refusal: ``RuntimeRejected``

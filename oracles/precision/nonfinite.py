@@ -1,7 +1,7 @@
 """Non-finite inputs: IEEE classes along the walk, and clip.
 
 With ±Inf or NaN among the inputs the float64 walk meets them too: numpy's arithmetic gives their
-IEEE classes, and the reading's choices at the points IEEE leaves open (profiles.IEEE_POINTS) are
+IEEE classes, and the reading's choices at the points IEEE leaves open (ieee_points.IEEE_POINTS) are
 applied where the oracle's evaluation applies them (ieee.py). A non-finite value carries error 0:
 the comparison checks its class, not a distance. A finite value computed from non-finite ones (a
 saturated activation, a clip) carries the function's own error at its limit: exact for Relu,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from oracles import profiles
+from oracles import ieee_points, points, profiles
 
 AMBIGUITY_IDS = {"input_forget", "peephole_output", "clip_h", "alpha_beta_consumption",
                  "activation_defaults", "thresholded_relu_boundary", "sequence_lens",
@@ -18,7 +18,7 @@ AMBIGUITY_IDS = {"input_forget", "peephole_output", "clip_h", "alpha_beta_consum
 @pytest.mark.parametrize("name", sorted(profiles.PROFILES))
 def test_every_point_cites_its_clause(name):
     profile = profiles.PROFILES[name]
-    profiles._check(profile)
+    points._check(profile)
     for point in profile.points.values():
         assert len(point.clause) > 20, point.id
         for choice in point.choices:
@@ -59,15 +59,15 @@ def test_openvino_profile():
 
 
 def test_a_bad_choice_value_fails_the_check():
-    bad = profiles.Point("input_forget", "clause text long enough here",
-                         (profiles.Choice("x", "f=i", "made up reading"),), True)
-    broken = profiles.Profile("broken", "spec", {**profiles.ONNX.points, "input_forget": bad})
+    bad = points.Point("input_forget", "clause text long enough here",
+                        (points.Choice("x", "f=i", "made up reading"),), True)
+    broken = points.Profile("broken", "spec", {**profiles.ONNX.points, "input_forget": bad})
     with pytest.raises(ValueError, match=r"'broken' point 'input_forget' value 'f=i' not in"):
-        profiles._check(broken)
+        points._check(broken)
 
 
 def test_the_ieee_points_are_the_same_in_every_profile():
     for profile in profiles.PROFILES.values():
-        for pid, point in profiles.IEEE_POINTS.items():
+        for pid, point in ieee_points.IEEE_POINTS.items():
             assert profile.points[pid] is point and point.ambiguous
             assert "IEEE 754" in point.clause

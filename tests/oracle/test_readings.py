@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import oracles
-from oracles import profiles
+from oracles import points, profiles
 from tests.oracle.helpers import evaluate, single
 
 f32 = lambda v: float(np.float32(v))  # noqa: E731
@@ -115,13 +115,13 @@ def test_rnn_schema_default_pair_for_one_direction():
 
 def test_a_profile_is_data(monkeypatch):
     """A spec family that zero-fills Y past a sequence's length is a table edit, not code."""
-    zeros = profiles.Choice("seq-zeros", {"beyond_length": "zeros", "zero_length": "zeros",
+    zeros = points.Choice("seq-zeros", {"beyond_length": "zeros", "zero_length": "zeros",
                                           "reverse_start": "length-1"}, "zero-filled")
     point = dataclasses.replace(profiles.ONNX.points["sequence_lens"], choices=(zeros,),
                                 ambiguous=False)
     custom = dataclasses.replace(profiles.ONNX, name="zero-fill",
                                  points={**profiles.ONNX.points, "sequence_lens": point})
-    profiles._check(custom)
+    points._check(custom)
     monkeypatch.setitem(profiles.PROFILES, "zero-fill", custom)
     result = evaluate("RNN", {"hidden_size": 1}, profile="zero-fill",
                       X=[[[1.0], [1.0]], [[1.0], [1.0]]], W=[[[1.0]]], R=[[[0.0]]],
@@ -144,7 +144,7 @@ def test_distinguishing_points_are_those_that_split_outputs():
 
 
 def test_a_shared_activation_set_shares_its_parameters(monkeypatch):
-    names = profiles.Choice("names", ("Relu", "Tanh", "Sigmoid", "LeakyRelu"), "plus LeakyRelu")
+    names = points.Choice("names", ("Relu", "Tanh", "Sigmoid", "LeakyRelu"), "plus LeakyRelu")
     point = dataclasses.replace(profiles.OPENVINO.points["activation_names"], choices=(names,))
     custom = dataclasses.replace(profiles.OPENVINO, name="openvino-leaky",
                                  points={**profiles.OPENVINO.points, "activation_names": point})
