@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.baseline import Baseline
+from conformance.gate.baseline import Baseline
 from conformance.case import load_file, load_paths
 from conformance.case.limits import DEFAULT_LIMITS, Limits
 from conformance.case.yamlio import load_yaml

@@ -173,7 +173,7 @@ def test_converter_targets_are_not_sent_to_a_cluster(tmp_path):
 # -- ids, selection, the report, the gate ------------------------------------------------------------
 
 def test_a_converter_targets_id_parses_as_every_reader_reads_ids():
-    from conformance.baseline import target_key
+    from conformance.gate.baseline import target_key
     from conformance.gate import version_of_target
     from conformance.runtimes.base import RuntimeRef, Target
     t = Target("onnxruntime", "1.32.0", "CPU", "shape=dynamic", "torch", RuntimeRef("x:y"), format="torch",

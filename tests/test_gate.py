@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from conformance.baseline import Baseline, target_key
+from conformance.gate.baseline import Baseline, target_key
 from conformance.gate import Expectations, ExpectationsError, classify, glob_to_regex
 from conformance.run import read_results
 from tests.conftest import DATA, conformance
@@ -230,7 +230,7 @@ def test_every_shipped_entry_names_its_upstream_issue_or_says_none_was_found():
 
     import yaml
 
-    from conformance.gate_schema import UPSTREAM_PATTERN
+    from conformance.gate.schema import UPSTREAM_PATTERN
     folder = Path(__file__).parent.parent / "expectations"
     missing, source_links = [], []
     for path in sorted(folder.glob("*.yaml")):

@@ -711,7 +711,7 @@ def test_terminal_quiet_and_verbose():
 # ----------------------------------------------------------------------------- artifacts for CI
 
 def test_trimmed_results_still_resume_gate_baseline_and_report(tmp_path):
-    from conformance.baseline import Baseline
+    from conformance.gate.baseline import Baseline
     from conformance.gate import classify
     from conformance.report.artifacts import finish
     from conformance.run.results import ResultStore
