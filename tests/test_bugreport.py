@@ -92,7 +92,7 @@ def test_a_bundle_whose_divergence_does_not_reproduce_outside_the_suite_is_refus
 
 def test_the_drafted_expectation_covers_the_cluster(tmp_path):
     from conformance.gate import Expectations, classify
-    from conformance.run.results import read_results
+    from conformance.run.results import Record, read_results
     run = _run(tmp_path, SWAPPED, "swapped-gate-gru")
     proc = conformance("bugreport", run, "--expectation", check=0)
     assert "upstream: none found (searched" in proc.stdout and "# the issue's URL once it is filed" in proc.stdout
@@ -101,7 +101,7 @@ def test_the_drafted_expectation_covers_the_cluster(tmp_path):
     path.write_text("entries:\n" + body + "\n")
     expectations = Expectations.load([path])
     records = read_results(run / "results.jsonl")
-    assert [classify(r, expectations)["gate"] for r in records] == ["expected"]
+    assert [classify(Record.from_dict(r), expectations)["gate"] for r in records] == ["expected"]
 
 
 def test_verification_reads_the_divergence_line_not_only_the_exit_status(tmp_path):
@@ -343,7 +343,7 @@ def test_the_drafted_expectation_of_a_form_cluster_loads_and_covers_it(tmp_path)
     """A form's cause carries the ablation's marker `form` (the plain sibling passes): the drafted entry
     says the form as `config:`, not as a feature (an empty feature item does not load)."""
     from conformance.gate import Expectations, classify
-    from conformance.run.results import read_results
+    from conformance.run.results import Record, read_results
     out = tmp_path / "run"
     conformance("run", *CASE, "--runtime-plugin", FIRST_SHAPE, "--runtime", "first-shape-gru", "--spec", "onnx-14",
                 "--config", "forms=default", "--config", "shape=dynamic/session=fresh", "--out", out, "-q", check=1)
@@ -354,7 +354,7 @@ def test_the_drafted_expectation_of_a_form_cluster_loads_and_covers_it(tmp_path)
     path = tmp_path / "drafted.yaml"
     path.write_text("entries:\n" + "\n".join(line for line in drafted.splitlines() if not line.startswith("# c")))
     expectations = Expectations.load([path])
-    gates = {r.get("config", "default"): classify(r, expectations)["gate"] for r in read_results(out / "results.jsonl")}
+    gates = {r.get("config", "default"): classify(Record.from_dict(r), expectations)["gate"] for r in read_results(out / "results.jsonl")}
     assert gates == {"default": "ok", "shape=dynamic": "expected"}, gates
 
 

@@ -74,7 +74,7 @@ class Column:
 def column_key(record: Record) -> tuple:
     """A record's column: runtime, version, spec family, configuration label, and the converter that
     wrote its program (conformance/converters/), if any."""
-    return (str(record.runtime or "?"), str(record.runtime_version or record.get("version") or ""),
+    return (str(record.runtime or "?"), str(record.runtime_version or ""),
             spec_family(record), config_of(record), str(record.converter or ""))
 
 

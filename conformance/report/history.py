@@ -179,7 +179,7 @@ def build(records: Iterable[Record], expectations: Expectations | None = None, c
         if verdict not in FAILING:
             continue
         failing[line][release][str(rec.case)] = verdict
-        if rec.get("gate", "new") == "new":
+        if rec.gate in ("", "new"):   # a record no gate judged is new
             new[line][release].add(str(rec.case))
         entry = expectations.match(rec) if expectations is not None else None
         if entry is not None:

@@ -89,7 +89,7 @@ def to_xml(records: list[Record]) -> ET.ElementTree:
         first = recs[0]
         props = ET.SubElement(suite, "properties")
         for key in ("runtime", "runtime_version", "device", "config", "spec"):
-            if first.get(key) is not None:
+            if first.get(key) is not None:   # a summary line leaves out a default configuration
                 ET.SubElement(props, "property", {"name": key, "value": _text(first.get(key))})
         suite.extend(cases)
         for k, v in counts.items():

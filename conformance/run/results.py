@@ -216,17 +216,21 @@ class Record:
         return cls(**fixed, extra=extra, _keys=tuple(line))
 
     def get(self, name: str, default: Any = None) -> Any:
-        """A field by name, fixed or not (for a name chosen at run time: a report column, a grouping
-        key); code that names a field reads its attribute, which mypy checks."""
-        if name in _FIXED:
-            return getattr(self, name)
-        return self.extra.get(name, default)
+        """A field by name, fixed or not, ``default`` where the line has none (as the line's mapping
+        would answer): for a name chosen at run time (a report column, a grouping key). Code that
+        names a field reads its attribute, which mypy checks."""
+        if not self.has(name):
+            return default
+        return getattr(self, name) if name in _FIXED else self.extra[name]
 
     def has(self, name: str) -> bool:
-        """Whether the line has ``name`` (a fixed field a line of an older release lacks, or a
-        judgement's field the pair did not get)."""
+        """Whether the line has ``name`` (:meth:`as_dict` writes it): not a fixed field a line of an
+        older release or a summary line lacks (unless set since), nor a judgement's field the pair
+        did not get."""
+        if name == "converter":   # written only where there is one
+            return bool(self.converter)
         if name in _FIXED:
-            return self._keys is None or name in self._keys or name in self.extra
+            return self._keys is None or name in self._keys or getattr(self, name) != _absent(name)
         return name in self.extra
 
 

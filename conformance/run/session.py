@@ -138,9 +138,10 @@ def _session(console, cases, load_errors, targets, skipped, config: RunConfig) -
                 summary = engine.run(pool)
             finally:
                 store.close()
-        latest = store.latest()
+        latest = store.latest()   # the store's lines: the ablation reads them as they are
+        read = records_of(latest)   # and the gate and the reports as Records
         clusters, ablation_s = None, 0.0
-        if config.ablation and any(r["verdict"] in ABLATED_VERDICTS for r in latest):
+        if config.ablation and any(r.verdict in ABLATED_VERDICTS for r in read):
             if not quiet:
                 console.print("ablating the failing groups to name their causes ...")
             started = time.perf_counter()
@@ -157,7 +158,6 @@ def _session(console, cases, load_errors, targets, skipped, config: RunConfig) -
         for entry in expectations.entries:
             entry.matched = 0
     wanted_cases, wanted_targets = {c.id for c in cases}, {t.id for t in targets}
-    read = records_of(latest)   # the store's lines, as Records from here on
     records = regate([r for r in read if r.case in wanted_cases and r.target in wanted_targets],
                      expectations, base, clusters)
     checked = audit(records, expectations, clusters)
