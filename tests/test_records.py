@@ -8,7 +8,8 @@ from conformance.gate import Expectations, classify, gated
 from conformance.run.results import Record, line_of, read_records, read_results
 from tests.conftest import DATA, conformance
 
-WRONG = ["--runtime", "wrong-gru-gate-order", "--runtime-plugin", "tests.plugins:WrongGateOrderGRU"]
+WRONG = ["--runtime", "wrong-gru-gate-order", "--runtime-plugin", "tests.plugins:WrongGateOrderGRU",
+         "--runtime", "onnxruntime"]   # and a runtime that passes: its lines are summaries under `failing`
 
 #: a line as a release before spec_family, runtime_family, features, case_digest and the judgement's
 #: fields wrote it, with a non-finite error as JSON cannot hold it

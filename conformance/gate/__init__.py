@@ -4,50 +4,23 @@ docs/gate.md.
 
 | module | owns |
 |---|---|
-| ``schema`` | the JSON Schema of an expectations file, its one definition (``conformance schema expectations``) |
+| ``schema`` | the JSON Schema of an expectations file, its one definition (the loader's validator and its key hints are built from it) |
 | ``globs`` | the `*`/`?` globs over ids, in linear time |
 | ``entry`` | one entry: what it covers, whether it names a cluster's cause |
 | ``expectations`` | loading the files (file:line errors), matching a pair to its entry, tolerance overrides |
 | ``baseline`` | an earlier run's results.jsonl, read strictly |
 | ``classify`` | a record's gate fields; judging again with each pair's cluster cause (``regate``) |
 | ``audit`` | the entries that excuse another defect, cover passing pairs, or nothing |
-
-The names below are imported when first used (PEP 562): ``conformance schema`` needs the schema only.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from conformance.gate.audit import Audit, audit
-    from conformance.gate.baseline import Baseline
-    from conformance.gate.classify import classify, gated, regate
-    from conformance.gate.entry import CONFIGURATION, KINDS, Entry, version_of_target
-    from conformance.gate.expectations import DEFAULT_EXPECTATIONS, Expectations, expectation_paths, upstream_url
-    from conformance.gate.globs import glob_to_regex
-    from conformance.gate.schema import ExpectationsError
-
-#: each public name and the module that defines it
-_WHERE = {
-    "Audit": "audit", "audit": "audit", "Baseline": "baseline", "classify": "classify", "gated": "classify", "regate": "classify",
-    "CONFIGURATION": "entry", "KINDS": "entry", "Entry": "entry", "version_of_target": "entry",
-    "DEFAULT_EXPECTATIONS": "expectations", "Expectations": "expectations",
-    "expectation_paths": "expectations", "upstream_url": "expectations",
-    "glob_to_regex": "globs", "ExpectationsError": "schema",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
+from conformance.gate.audit import Audit, audit
+from conformance.gate.baseline import Baseline
+from conformance.gate.classify import classify, gated, regate
+from conformance.gate.entry import CONFIGURATION, KINDS, Entry, version_of_target
+from conformance.gate.expectations import DEFAULT_EXPECTATIONS, Expectations, expectation_paths, upstream_url
+from conformance.gate.globs import glob_to_regex
+from conformance.gate.schema import ExpectationsError
 
 __all__ = ["CONFIGURATION", "DEFAULT_EXPECTATIONS", "KINDS", "Audit", "Baseline", "Entry", "Expectations",
-           "ExpectationsError", "audit", "classify", "expectation_paths", "gated", "glob_to_regex", "regate", "upstream_url",
-           "version_of_target"]
+           "ExpectationsError", "audit", "classify", "expectation_paths", "gated", "glob_to_regex", "regate",
+           "upstream_url", "version_of_target"]
