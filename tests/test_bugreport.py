@@ -265,12 +265,13 @@ def test_a_form_repro_py_does_not_replay_is_refused_saying_so(tmp_path):
     replayed by repro.py: each refused before anything is run, saying why; a precision alone is no form."""
     from conformance.bugreport.forms import FormNotReproduced, replay_of
     from conformance.bugreport.pair import Ran
+    from conformance.run.results import Record
 
     class Target:
         spec = "onnx-14"
 
     def ran(config, verdict, runs=()):
-        return Ran(None, Target(), {"config": config, "verdict": verdict, "runs": list(runs)}, None)
+        return Ran(None, Target(), Record.from_dict({"config": config, "verdict": verdict, "runs": list(runs)}), None)
     with pytest.raises(FormNotReproduced, match="threads=4: .*single-threaded repro.py does not replay"):
         replay_of(ran("threads=4", "state-leak"))
     with pytest.raises(FormNotReproduced, match="self-consistency relation"):
@@ -362,13 +363,14 @@ def test_a_drafted_feature_covers_every_record_of_the_cluster():
     """On a form, the cause "sequence_lens is given (full)" spans cases whose lengths are partial (the
     form's other inputs draw partial lengths from it): the draft names both tokens of that input."""
     from conformance.bugreport.expectation import draft
+    from conformance.run.results import records_of
     cluster = {"id": "c1", "runtime": "openvino", "verdict": "fail", "features": ["full_lengths", "form"],
                "cause": "fails whenever sequence_lens is given (full), with shape=dynamic",
                "targets": ["openvino-2026.4.1/CPU/precision=pinned/shape=dynamic@onnx-14"]}
-    records = [{"features": ["sequence_lens=full", "B"], "config": "precision=pinned/shape=dynamic",
-                "runtime_version": "2026.4.1"},
-               {"features": ["sequence_lens=partial"], "config": "precision=pinned/shape=dynamic",
-                "runtime_version": "2026.4.1"}]
+    records = records_of([{"features": ["sequence_lens=full", "B"], "config": "precision=pinned/shape=dynamic",
+                           "runtime_version": "2026.4.1"},
+                          {"features": ["sequence_lens=partial"], "config": "precision=pinned/shape=dynamic",
+                           "runtime_version": "2026.4.1"}])
     entry = draft(cluster, records)
     assert entry["features"] == [["sequence_lens=full", "sequence_lens=partial"]], entry
     assert entry["config"] == {"shape": "dynamic"}

@@ -235,14 +235,15 @@ def test_a_trimmed_passing_pair_still_counts_in_the_converters_table():
               "runtime": "onnxruntime", "runtime_version": "1.32.0", "config": "default", "expect": "valid",
               "converter": "torch.onnx-dynamo-2.13.0(opset=18)", "features": ["num_layers=2"], "verdict": "pass",
               "gate": "ok", "effective": {"converter": "torch.onnx-dynamo", "precision": "f32"}, "message": "ok"}
-    table = build([summarize(Record.from_dict(record))])
+    table = build(records_of([summarize(Record.from_dict(record))]))   # the trimmed line, read back
     assert table["columns"] and dict(table["rows"])["every valid case"][table["columns"][0]]["pass"] == 1
     # float16 conversion: off against float32, right in the f16 it declares: a pass; beyond f16: wrong
     f16 = dict(record, verdict="fail", gate="expected", effective={"converter": "onnxconverter-common.float16",
                                                                     "precision": "f16"})
     right = dict(f16, declared={"precision": "f16", "verdict": "pass"})
     off = dict(f16, declared={"precision": "f16", "verdict": "fail"})
-    counts = dict(build([summarize(Record.from_dict(right)), summarize(Record.from_dict(off))])["rows"])["every valid case"]
+    trimmed = records_of([summarize(Record.from_dict(right)), summarize(Record.from_dict(off))])
+    counts = dict(build(trimmed)["rows"])["every valid case"]
     assert list(counts.values())[0] == {"pass": 1, "wrong": 1}
 
 

@@ -21,8 +21,8 @@ from click.testing import CliRunner
 
 from conformance.case.load import load_paths
 from conformance.gate import Expectations, ExpectationsError, classify, expectation_paths
+from conformance.gate.apply import cause_of, regate
 from conformance.gate.audit import audit
-from conformance.gate.classify import cause_of, regate
 from conformance.run.results import Record
 from tests.conftest import ROOT, conformance
 

@@ -9,18 +9,18 @@ docs/gate.md.
 | ``entry`` | one entry: what it covers, whether it names a cluster's cause |
 | ``expectations`` | loading the files (file:line errors), matching a pair to its entry, tolerance overrides |
 | ``baseline`` | an earlier run's results.jsonl, read strictly |
-| ``classify`` | a record's gate fields; judging again with each pair's cluster cause (``regate``) |
+| ``apply`` | a record's gate fields (``classify``, ``gated``); judging again with each pair's cluster cause (``regate``) |
 | ``audit`` | the entries that excuse another defect, cover passing pairs, or nothing |
 """
 
-from conformance.gate.audit import Audit, audit
+from conformance.gate.apply import classify, gated, regate
+from conformance.gate.audit import Audit
 from conformance.gate.baseline import Baseline
-from conformance.gate.classify import classify, gated, regate
 from conformance.gate.entry import CONFIGURATION, KINDS, Entry, version_of_target
 from conformance.gate.expectations import DEFAULT_EXPECTATIONS, Expectations, expectation_paths, upstream_url
 from conformance.gate.globs import glob_to_regex
 from conformance.gate.schema import ExpectationsError
 
 __all__ = ["CONFIGURATION", "DEFAULT_EXPECTATIONS", "KINDS", "Audit", "Baseline", "Entry", "Expectations",
-           "ExpectationsError", "audit", "classify", "expectation_paths", "gated", "glob_to_regex", "regate",
+           "ExpectationsError", "classify", "expectation_paths", "gated", "glob_to_regex", "regate",
            "upstream_url", "version_of_target"]

@@ -5,7 +5,7 @@ features and configuration; the ablation (:mod:`conformance.run.ablation`) then 
 group's cause, a set of features ("fails whenever clip is set"). After the ablation, a run judges
 its pairs again with each pair's cause: where several entries cover a pair, the one whose features
 name the cause excuses it (:meth:`conformance.gate.expectations.Expectations.match`; the judging
-again is :func:`conformance.gate.classify.regate`). What is left is audited:
+again is :func:`conformance.gate.apply.regate`). What is left is audited:
 
 - **off cause**: an entry named by features excuses a cluster whose cause is none of its features
   (an entry about the peephole input P excusing "fails whenever input_forget is 1"): the entry is
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from conformance.compare.verdicts import FAILING
-from conformance.gate.classify import causes_by_pair
+from conformance.gate.apply import causes_by_pair
 from conformance.gate.entry import Entry, features_of
 
 if TYPE_CHECKING:

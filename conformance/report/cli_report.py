@@ -11,8 +11,8 @@ import click
 from conformance.compare.verdicts import FAILING
 from conformance.gate import Expectations, ExpectationsError, gated
 from conformance.gate import expectation_paths as gate_paths
+from conformance.gate.apply import regate
 from conformance.gate.baseline import Baseline
-from conformance.gate.classify import regate
 from conformance.report.html import render
 from conformance.report.junit import write_junit
 from conformance.report.markdown import write_markdown

@@ -2,7 +2,7 @@
 the cross-spec differences. Plain data in, plain data out; the templates only lay it out.
 
 A record is one line of results.jsonl, read back as a ``Record`` (conformance/run/results.py). Fields the report reads when
-present and does without otherwise: ``gate`` and ``expected`` (conformance/gate/classify.py),
+present and does without otherwise: ``gate`` and ``expected`` (conformance/gate/apply.py),
 ``worst_elements`` and ``error_by_step`` (per output), ``attributes``, ``shape``, ``inputs``,
 ``semantics`` (the spec's semantics profile), ``spec_family`` and ``runtime_family`` (from the Spec
 and the Target: conformance/run/results.py ``Record``; the report never parses an id for them).

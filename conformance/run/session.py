@@ -153,7 +153,8 @@ def _session(console, cases, load_errors, targets, skipped, config: RunConfig) -
                 console.print(f"ablation: {ablation_s:.1f} s, {share:.0%} of the run", highlight=False)
     # judge the whole selection, resumed pairs included, under today's expectations, each pair with
     # its cluster's cause (the entry naming it preferred), and audit the entries (conformance/gate/audit.py)
-    from conformance.gate import audit, regate
+    from conformance.gate import regate
+    from conformance.gate.audit import audit
     if expectations:
         for entry in expectations.entries:
             entry.matched = 0
