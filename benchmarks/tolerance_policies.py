@@ -54,6 +54,7 @@ from conformance.case import load_paths  # noqa: E402
 from conformance.compare import FAILING, for_case, judge_outputs  # noqa: E402
 from conformance.compare.metrics import errors  # noqa: E402
 from conformance.compare.tolerance import policies  # noqa: E402
+from conformance.results import Record  # noqa: E402
 from conformance.run.engine import oracle_for  # noqa: E402
 from conformance.run.select import compile_expression  # noqa: E402
 from conformance.specs import SPECS, NotExpressible, translate  # noqa: E402
@@ -387,7 +388,7 @@ def summarise(records: list) -> dict:
         rows = []
         for r in (r for r in ok if r["cls"] == cls):
             verdict = r["judged"]["derived"][0]
-            entry = expectations.match({"case": r["case"], "target": r["target"], "verdict": verdict}) \
+            entry = expectations.match(Record.from_dict({"case": r["case"], "target": r["target"], "verdict": verdict})) \
                 if expectations and failing(verdict) else None
             rows.append({"target": r["target"], "case": r["case"], "error_over_scale": float(f"{r['error_over_scale']:.3g}"),
                          "verdicts": {p: r["judged"][p][0] for p in POLICIES},

@@ -6,7 +6,84 @@ import dataclasses
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypedDict, TypeVar, overload
+
+T = TypeVar("T")
+
+
+class Expected(TypedDict, total=False):
+    """The expectations entry that covers a pair (the gate's ``expected``: conformance/gate/)."""
+    kind: str
+    reason: str
+    link: str
+    where: str
+    versions: str
+    #: whether the entry names the defect of the pair's cluster cause (conformance/gate/audit.py)
+    names_cause: bool
+
+
+class Declared(TypedDict, total=False):
+    """The second judgement: the pair against the precision it computed in (docs/configuration.md)."""
+    precision: str
+    verdict: str
+    ratio: float | str | None
+    max_abs_err: float | str | None
+    message: str
+    tolerance: str
+    judged_by: str
+    rigorous_ratio: float | str | None
+
+
+class Worst(TypedDict, total=False):
+    """The worst element of a judgement: where it is, what it is and how far off."""
+    output: str
+    index: list[int]
+    time_step: int | None
+    dtype: str
+    got: Any
+    expected: Any
+    abs_err: float | str
+    ulp: float | str | None
+    allowed: float | str
+    bound: Any
+    ratio: float | str
+
+
+class Silent(TypedDict, total=False):
+    """The unspecified elements' sub-verdict (docs/silent.md)."""
+    verdict: str
+    message: str
+    points: dict[str, Any]
+    repeated: Any
+
+
+class Field(Generic[T]):
+    """A judgement's field kept in ``extra`` (so results.jsonl keeps its keys and their order), read
+    and written as a typed attribute; ``default`` where the line has none. mypy checks every read."""
+
+    def __init__(self, default: T, doc: str = ""):
+        self.default = default
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> Field[T]: ...
+    @overload
+    def __get__(self, obj: Record, owner: type) -> T: ...
+    def __get__(self, obj: Record | None, owner: type) -> Field[T] | T:
+        if obj is None:
+            return self
+        if self.name in obj.extra:
+            return obj.extra[self.name]
+        return type(self.default)() if isinstance(self.default, (list, dict)) else self.default
+
+    def __set__(self, obj: Record, value: T) -> None:
+        obj.extra[self.name] = value
+
+    def __delete__(self, obj: Record) -> None:
+        obj.extra.pop(self.name, None)
 
 
 @dataclasses.dataclass
@@ -15,7 +92,12 @@ class Record:
     fuzzer, written as one line of results.jsonl (:meth:`as_dict`). Built only by :meth:`of`, from
     the case, the target and its spec, so ``spec_family`` and ``runtime_family`` come from the
     Spec and the Target and no reader parses an id. ``extra`` holds the judgement's own fields
-    (per-output errors, worst elements, the second judgement, ...), written after the fixed ones."""
+    (per-output errors, worst elements, the second judgement, the gate's fields, ...), written after
+    the fixed ones; those readers use are typed attributes (each a :class:`Field` below).
+
+    A results file is read back with :meth:`from_dict` (:func:`read_records`): ``as_dict`` of it is
+    the line again, keys and order (a line of an older release, or the summary line of
+    ``--artifacts failing``, lacks fields: they read as their default and are not written back)."""
 
     case: str
     case_digest: str
@@ -54,6 +136,41 @@ class Record:
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
     message: str = ""
     repro: str = ""
+    #: the keys of the line this record was read from, in its order (None: built by :meth:`of`)
+    _keys: tuple[str, ...] | None = dataclasses.field(default=None, repr=False, compare=False)
+
+    # the judgement's fields (conformance/run/judging.py, engine.py), kept in ``extra``
+    ratio = Field[float | str | None](None, "the error over the tolerance (a string where not finite)")
+    max_rel_err = Field[float | str | None](None)
+    reading = Field[str]("", "the spec reading the outputs matched best")
+    worst = Field[Worst | None](None)
+    worst_elements = Field[dict[str, Any] | None](None, "per output, its worst elements")
+    error_by_step = Field[dict[str, Any] | None](None, "per output, the error at each time step")
+    unspecified = Field[int](0, "how many elements the spec leaves unspecified")
+    unspecified_values = Field[dict[str, Any] | None](None)
+    oracle = Field[dict[str, Any] | None](None, "the oracle's certificate, profile and readings")
+    silent = Field[Silent | None](None)
+    declared = Field[Declared | None](None, "the second judgement, against the declared precision")
+    effective = Field[dict[str, Any] | None](None, "the configuration the pair ran in (open: config keys)")
+    path = Field[dict[str, Any] | None](None, "the path the recurrent node took (device, provider)")
+    fallback = Field[Any](None, "where the node ran elsewhere than the target (docs/forms.md)")
+    batch = Field[dict[str, Any] | None](None, "how a batched pair was run")
+    notes = Field[list[str]]([], "the translator's and the case's notes")
+    program = Field[str]("", "the program file the runtime ran")
+    elapsed_s = Field[float | None](None)
+    runtime_output = Field[str]("", "what the runtime printed during the call")
+    artefacts = Field[Any](None, "the runtime's converted artefacts, where it wrote any")
+    repeat = Field[str]("")
+    loaded_by = Field[str]("")
+    relations = Field[list[Any] | None](None)
+    same_input = Field[list[Any] | None](None)
+    # written by the gate (conformance/gate/), the artifacts' trimming and the history
+    gate = Field[str]("", "new | expected | fixed | ok | baseline | fallback; \"\" where not gated")
+    expected = Field[Expected | None](None, "the expectations entry that covers the pair")
+    detail = Field[str]("", "\"summary\" on a line --artifacts failing trimmed")
+    unstable = Field[list[str] | None](None, "a history's repeats' verdicts, where it passed in one and failed in another")
+    verdicts_seen = Field[list[str] | None](None, "a history's repeats' verdicts, where there were several")
+    runs = Field[list[Any] | None](None)
 
     @classmethod
     def of(cls, case, target, spec, features, pair_digest: str = "", digest: str = "") -> Record:
@@ -76,11 +193,58 @@ class Record:
         """The results.jsonl line's mapping: the fixed fields in order, ``extra``'s after
         ``tolerance``, then ``message`` and ``repro``."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-               if f.name not in ("extra", "message", "repro") and (f.name != "converter" or self.converter)}
+               if f.name not in ("extra", "message", "repro", "_keys") and (f.name != "converter" or self.converter)}
         out.update(self.extra)
         out["message"] = self.message
         out["repro"] = self.repro
-        return out
+        if self._keys is None:
+            return out
+        for name in _FIXED:   # a field the line lacked, still unset, is not written back
+            if name not in self._keys and name in out and out[name] == _absent(name):
+                del out[name]
+        ordered = {k: out.pop(k) for k in self._keys if k in out}
+        ordered.update(out)
+        return ordered
+
+    @classmethod
+    def from_dict(cls, line: dict[str, Any]) -> Record:
+        """The record of a results.jsonl line (the inverse of :meth:`as_dict`): the fixed fields
+        typed, any other key into ``extra``; a fixed field the line lacks (an older release's
+        file, a summary line) reads as its default."""
+        fixed = {name: line[name] if name in line else _absent(name) for name in _FIXED}
+        extra = {k: v for k, v in line.items() if k not in _FIXED}
+        return cls(**fixed, extra=extra, _keys=tuple(line))
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """A field by name, fixed or not, ``default`` where the line has none (as the line's mapping
+        would answer): for a name chosen at run time (a report column, a grouping key). Code that
+        names a field reads its attribute, which mypy checks."""
+        if not self.has(name):
+            return default
+        return getattr(self, name) if name in _FIXED else self.extra[name]
+
+    def has(self, name: str) -> bool:
+        """Whether the line has ``name`` (:meth:`as_dict` writes it): not a fixed field a line of an
+        older release or a summary line lacks (unless set since), nor a judgement's field the pair
+        did not get."""
+        if name == "converter":   # written only where there is one
+            return bool(self.converter)
+        if name in _FIXED:
+            return self._keys is None or name in self._keys or getattr(self, name) != _absent(name)
+        return name in self.extra
+
+
+#: the fixed fields of a record, in the order of a results.jsonl line
+_FIXED = tuple(f.name for f in dataclasses.fields(Record) if f.name not in ("extra", "_keys"))
+#: what a fixed field reads as where a line lacks it
+_ABSENT_DEFAULTS: dict[str, Any] = {
+    "line": None, "clause": [], "features": [], "attributes": {}, "shape": {}, "inputs": {}, "plugin": False,
+    "max_abs_err": None, "max_ulp": None, "tolerance": None}
+
+
+def _absent(name: str) -> Any:
+    value = _ABSENT_DEFAULTS.get(name, "")
+    return type(value)() if isinstance(value, (list, dict)) else value
 
 
 def line_of(record: dict) -> str:
@@ -100,6 +264,16 @@ def _clean(value):
     if isinstance(value, (list, tuple)):
         return [_clean(v) for v in value]
     return value
+
+
+def read_records(path) -> list[Record]:
+    """Every complete line of a results file as a :class:`Record` (:func:`read_results`)."""
+    return [Record.from_dict(line) for line in read_results(path)]
+
+
+def records_of(lines) -> list[Record]:
+    """Records from results.jsonl mappings (a store's ``latest()``); Records pass through."""
+    return [r if isinstance(r, Record) else Record.from_dict(r) for r in lines]
 
 
 def read_results(path) -> list[dict]:

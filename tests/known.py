@@ -9,6 +9,7 @@ from pathlib import Path
 
 from conformance.case.features import features
 from conformance.gate import Expectations
+from conformance.results import Record
 
 ORT_EXPECTATIONS = Path(__file__).parent.parent / "expectations" / "onnxruntime.yaml"
 
@@ -23,7 +24,7 @@ def ort_known_divergence(case, spec: str = "onnx-14") -> str | None:
     for verdict in ("fail", "rejected"):
         record = {"case": case.id, "target": f"onnxruntime-0/CPU@{spec}", "verdict": verdict,
                   "features": sorted(features(case))}
-        entry = _ort().match(record)
+        entry = _ort().match(Record.from_dict(record))
         if entry is not None:
             return entry.reason
     return None

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from conformance.baseline import Baseline
 from conformance.case import load_file, load_paths
 from conformance.case.limits import DEFAULT_LIMITS, Limits
 from conformance.case.yamlio import load_yaml
 from conformance.gate import Expectations, ExpectationsError, glob_to_regex
+from conformance.gate.baseline import Baseline
 from conformance.run import SelectError, compile_expression
 from tests.calibration import budget
 from tests.conftest import DATA, ROOT, conformance

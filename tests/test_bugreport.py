@@ -92,7 +92,7 @@ def test_a_bundle_whose_divergence_does_not_reproduce_outside_the_suite_is_refus
 
 def test_the_drafted_expectation_covers_the_cluster(tmp_path):
     from conformance.gate import Expectations, classify
-    from conformance.results import read_results
+    from conformance.results import Record, read_results
     run = _run(tmp_path, SWAPPED, "swapped-gate-gru")
     proc = conformance("bugreport", run, "--expectation", check=0)
     assert "upstream: none found (searched" in proc.stdout and "# the issue's URL once it is filed" in proc.stdout
@@ -101,7 +101,7 @@ def test_the_drafted_expectation_covers_the_cluster(tmp_path):
     path.write_text("entries:\n" + body + "\n")
     expectations = Expectations.load([path])
     records = read_results(run / "results.jsonl")
-    assert [classify(r, expectations)["gate"] for r in records] == ["expected"]
+    assert [classify(Record.from_dict(r), expectations)["gate"] for r in records] == ["expected"]
 
 
 def test_verification_reads_the_divergence_line_not_only_the_exit_status(tmp_path):
@@ -265,12 +265,13 @@ def test_a_form_repro_py_does_not_replay_is_refused_saying_so(tmp_path):
     replayed by repro.py: each refused before anything is run, saying why; a precision alone is no form."""
     from conformance.bugreport.forms import FormNotReproduced, replay_of
     from conformance.bugreport.pair import Ran
+    from conformance.results import Record
 
     class Target:
         spec = "onnx-14"
 
     def ran(config, verdict, runs=()):
-        return Ran(None, Target(), {"config": config, "verdict": verdict, "runs": list(runs)}, None)
+        return Ran(None, Target(), Record.from_dict({"config": config, "verdict": verdict, "runs": list(runs)}), None)
     with pytest.raises(FormNotReproduced, match="threads=4: .*single-threaded repro.py does not replay"):
         replay_of(ran("threads=4", "state-leak"))
     with pytest.raises(FormNotReproduced, match="self-consistency relation"):
@@ -343,7 +344,7 @@ def test_the_drafted_expectation_of_a_form_cluster_loads_and_covers_it(tmp_path)
     """A form's cause carries the ablation's marker `form` (the plain sibling passes): the drafted entry
     says the form as `config:`, not as a feature (an empty feature item does not load)."""
     from conformance.gate import Expectations, classify
-    from conformance.results import read_results
+    from conformance.results import Record, read_results
     out = tmp_path / "run"
     conformance("run", *CASE, "--runtime-plugin", FIRST_SHAPE, "--runtime", "first-shape-gru", "--spec", "onnx-14",
                 "--config", "forms=default", "--config", "shape=dynamic/session=fresh", "--out", out, "-q", check=1)
@@ -354,7 +355,7 @@ def test_the_drafted_expectation_of_a_form_cluster_loads_and_covers_it(tmp_path)
     path = tmp_path / "drafted.yaml"
     path.write_text("entries:\n" + "\n".join(line for line in drafted.splitlines() if not line.startswith("# c")))
     expectations = Expectations.load([path])
-    gates = {r.get("config", "default"): classify(r, expectations)["gate"] for r in read_results(out / "results.jsonl")}
+    gates = {r.get("config", "default"): classify(Record.from_dict(r), expectations)["gate"] for r in read_results(out / "results.jsonl")}
     assert gates == {"default": "ok", "shape=dynamic": "expected"}, gates
 
 
@@ -362,13 +363,14 @@ def test_a_drafted_feature_covers_every_record_of_the_cluster():
     """On a form, the cause "sequence_lens is given (full)" spans cases whose lengths are partial (the
     form's other inputs draw partial lengths from it): the draft names both tokens of that input."""
     from conformance.bugreport.expectation import draft
+    from conformance.results import records_of
     cluster = {"id": "c1", "runtime": "openvino", "verdict": "fail", "features": ["full_lengths", "form"],
                "cause": "fails whenever sequence_lens is given (full), with shape=dynamic",
                "targets": ["openvino-2026.4.1/CPU/precision=pinned/shape=dynamic@onnx-14"]}
-    records = [{"features": ["sequence_lens=full", "B"], "config": "precision=pinned/shape=dynamic",
-                "runtime_version": "2026.4.1"},
-               {"features": ["sequence_lens=partial"], "config": "precision=pinned/shape=dynamic",
-                "runtime_version": "2026.4.1"}]
+    records = records_of([{"features": ["sequence_lens=full", "B"], "config": "precision=pinned/shape=dynamic",
+                           "runtime_version": "2026.4.1"},
+                          {"features": ["sequence_lens=partial"], "config": "precision=pinned/shape=dynamic",
+                           "runtime_version": "2026.4.1"}])
     entry = draft(cluster, records)
     assert entry["features"] == [["sequence_lens=full", "sequence_lens=partial"]], entry
     assert entry["config"] == {"shape": "dynamic"}

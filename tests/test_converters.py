@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from conformance.results import Record, records_of
 from conformance.run import read_results
 from tests.conftest import ROOT, conformance
 
@@ -41,7 +42,7 @@ def test_a_converter_that_writes_linear_before_reset_wrong_is_wrong_and_named(tm
     assert all(r["converter"] == "wrong-lbr-2.13.0(opset=14)" for r in ran)
     assert ran[0]["target"] == "wrong-lbr-2.13.0(opset=14) → onnxruntime-1.32.0/CPU@torch"
     from conformance.converters.outcomes import outcome
-    assert {outcome(r) for r in ran} == {"wrong"}
+    assert {outcome(Record.from_dict(r)) for r in ran} == {"wrong"}
     [cluster] = clusters
     assert cluster["runtime"] == "wrong-lbr"
     assert ("the converter writes GRU linear_before_reset=0 (the suite writes 1); onnxruntime passes the suite's "
@@ -85,7 +86,7 @@ def test_a_converter_that_writes_an_invalid_node_is_caught_by_the_checker(tmp_pa
     ran = [r for r in records if r["verdict"] != "not-expressible"]
     assert ran and all(r["verdict"] == "rejected" and r["effective"]["stage"] == "checker" for r in ran)
     from conformance.converters.outcomes import outcome
-    assert {outcome(r) for r in ran} == {"invalid"}
+    assert {outcome(Record.from_dict(r)) for r in ran} == {"invalid"}
     [cluster] = clusters
     assert "the converter writes a model onnx.checker rejects (ValidationError: Mismatched attribute type" \
         in cluster["cause"]
@@ -173,8 +174,8 @@ def test_converter_targets_are_not_sent_to_a_cluster(tmp_path):
 # -- ids, selection, the report, the gate ------------------------------------------------------------
 
 def test_a_converter_targets_id_parses_as_every_reader_reads_ids():
-    from conformance.baseline import target_key
     from conformance.gate import version_of_target
+    from conformance.gate.baseline import target_key
     from conformance.runtimes.base import RuntimeRef, Target
     t = Target("onnxruntime", "1.32.0", "CPU", "shape=dynamic", "torch", RuntimeRef("x:y"), format="torch",
                family="torch.onnx-dynamo", converter="torch.onnx-dynamo-2.13.0(opset=18)")
@@ -197,9 +198,9 @@ def test_expectations_name_a_converter_and_its_version(tmp_path):
     record = {"case": "torch/x", "target": "torch.onnx-dynamo-2.13.0(opset=18) → onnxruntime-1.32.0/CPU@torch",
               "verdict": "rejected", "features": ["proj_size"], "runtime_version": "1.32.0",
               "effective": {"converter": "torch.onnx-dynamo", "converter_version": "2.13.0", "stage": "checker"}}
-    assert exp.match(record) is not None
-    assert exp.match(dict(record, effective=dict(record["effective"], converter_version="2.14.0"))) is None
-    assert exp.match(dict(record, effective=dict(record["effective"], converter="torch.onnx-torchscript"))) is None
+    assert exp.match(Record.from_dict(record)) is not None
+    assert exp.match(Record.from_dict(dict(record, effective=dict(record["effective"], converter_version="2.14.0")))) is None
+    assert exp.match(Record.from_dict(dict(record, effective=dict(record["effective"], converter="torch.onnx-torchscript")))) is None
 
 
 def test_the_converters_table_counts_each_outcome():
@@ -210,14 +211,14 @@ def test_the_converters_table_counts_each_outcome():
                for i, (v, s, f) in enumerate([("pass", "", []), ("rejected", "converter", ["proj_size"]),
                                               ("rejected", "checker", ["proj_size"]), ("fail", "", ["num_layers=2"]),
                                               ("not-expressible", "", [])])]
-    table = converters.build(records)
+    table = converters.build(records_of(records))
     assert table["columns"] == ["c-1.0 → onnxruntime-1.0"]
     rows = dict(table["rows"])
     assert rows["every valid case"]["c-1.0 → onnxruntime-1.0"] == {"pass": 1, "refused": 1, "invalid": 1, "wrong": 1}
     assert rows["proj_size"]["c-1.0 → onnxruntime-1.0"] == {"refused": 1, "invalid": 1}
-    md = "\n".join(engines_matrix.to_markdown(engines_matrix.build(records)))
+    md = "\n".join(engines_matrix.to_markdown(engines_matrix.build(records_of(records))))
     assert "Converters × features" in md and "1 pass · 1 ref · 1 inv · 1 wrong" in md
-    html = engines_matrix.to_html(engines_matrix.build(records))
+    html = engines_matrix.to_html(engines_matrix.build(records_of(records)))
     assert "through a converter" not in html  # no plain column: no group header needed
     assert "c-1.0 → onnxruntime 1.0" in html
 
@@ -234,14 +235,15 @@ def test_a_trimmed_passing_pair_still_counts_in_the_converters_table():
               "runtime": "onnxruntime", "runtime_version": "1.32.0", "config": "default", "expect": "valid",
               "converter": "torch.onnx-dynamo-2.13.0(opset=18)", "features": ["num_layers=2"], "verdict": "pass",
               "gate": "ok", "effective": {"converter": "torch.onnx-dynamo", "precision": "f32"}, "message": "ok"}
-    table = build([summarize(record)])
+    table = build(records_of([summarize(Record.from_dict(record))]))   # the trimmed line, read back
     assert table["columns"] and dict(table["rows"])["every valid case"][table["columns"][0]]["pass"] == 1
     # float16 conversion: off against float32, right in the f16 it declares: a pass; beyond f16: wrong
     f16 = dict(record, verdict="fail", gate="expected", effective={"converter": "onnxconverter-common.float16",
                                                                     "precision": "f16"})
     right = dict(f16, declared={"precision": "f16", "verdict": "pass"})
     off = dict(f16, declared={"precision": "f16", "verdict": "fail"})
-    counts = dict(build([summarize(right), summarize(off)])["rows"])["every valid case"]
+    trimmed = records_of([summarize(Record.from_dict(right)), summarize(Record.from_dict(off))])
+    counts = dict(build(trimmed)["rows"])["every valid case"]
     assert list(counts.values())[0] == {"pass": 1, "wrong": 1}
 
 

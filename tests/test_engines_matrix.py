@@ -9,6 +9,7 @@ from collections import Counter
 from conformance.report import engines_matrix as em
 from conformance.report.html import render
 from conformance.report.markdown import summary
+from conformance.results import records_of
 from tests.test_html_report import browser, record, url  # noqa: F401 - the browser fixture
 
 ENGINE, OTHER = "eng-2.0/CPU@onnx-14", "ref-1.0/CPU@onnx-14"
@@ -43,7 +44,7 @@ def test_the_verdict_class_of_a_cell():
 
 
 def test_rows_are_the_feature_tables_per_op_and_columns_the_runtimes():
-    matrix = em.build(_records())
+    matrix = em.build(records_of(_records()))
     assert [c.label for c in matrix["columns"]] == ["eng 2.0", "ref 1.0"]
     ops = dict(matrix["ops"])
     assert list(ops) == ["GRU", "LSTM"]
@@ -70,7 +71,7 @@ def test_a_runtimes_configurations_are_columns_of_their_own():
                  config="default", target_precision="bf16"),
             dict(record("lstm/clip[clip=0]", ENGINE, "pass", op="LSTM", features=["clip"]),
                  config="precision=pinned")]
-    matrix = em.build(recs)
+    matrix = em.build(records_of(recs))
     assert [c.label for c in matrix["columns"]] == ["eng 2.0 precision=default→bf16", "eng 2.0 precision=pinned"]
     clip = {row.name: row for row in dict(matrix["ops"])["LSTM"]}["clip"]
     assert [cell.klass for cell in clip.cells] == ["all fail", "all pass"]
@@ -78,7 +79,7 @@ def test_a_runtimes_configurations_are_columns_of_their_own():
 
 def test_the_matrix_is_in_the_html_report_and_the_summary(tmp_path, browser):  # noqa: F811
     recs = _records()
-    index = render(recs, {"suite": "t"}, tmp_path, clusters=None)
+    index = render(records_of(recs), {"suite": "t"}, tmp_path, clusters=None)
     browser.open(url(index))
     rows = browser.js("""[...document.querySelectorAll('#feature-matrix tbody tr:not(.op-row)')].map(
         tr => [tr.querySelector('th').firstChild.textContent.trim(), ...[...tr.querySelectorAll('td')].map(td => td.dataset.class || '')])""")
@@ -88,6 +89,6 @@ def test_the_matrix_is_in_the_html_report_and_the_summary(tmp_path, browser):  #
     colours = browser.js("""[...document.querySelectorAll('#feature-matrix td.fm-cell')].map(
         td => [td.dataset.class, getComputedStyle(td).backgroundColor])""")
     assert len({c for k, c in colours if k == "all pass"}) == 1 and not browser.script_errors()
-    md = summary(recs, {"suite": "t"})
+    md = summary(records_of(recs), {"suite": "t"})
     assert "## Features × runtimes" in md
     assert "| LSTM · clip | **all fail** 0/4 pass · fail 4 | **all pass** 4/4 pass |" in md

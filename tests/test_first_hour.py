@@ -21,7 +21,9 @@ from click.testing import CliRunner
 
 from conformance.case.load import load_paths
 from conformance.gate import Expectations, ExpectationsError, classify, expectation_paths
-from conformance.gate_audit import audit, cause_of, regate
+from conformance.gate.apply import cause_of, regate
+from conformance.gate.audit import audit
+from conformance.results import Record
 from tests.conftest import ROOT, conformance
 
 T = "rt-1.0/CPU@onnx-14"
@@ -38,8 +40,8 @@ def _entry(features: str, reason: str, verdict: str = "fail") -> str:
             f"    upstream: none found (searched 2026-11-27)\n")
 
 
-def _rec(case: str, verdict: str, features, target: str = T) -> dict:
-    return {"case": case, "target": target, "verdict": verdict, "features": list(features)}
+def _rec(case: str, verdict: str, features, target: str = T) -> Record:
+    return Record.from_dict({"case": case, "target": target, "verdict": verdict, "features": list(features)})
 
 
 def _cluster(cause: str, features, pairs, ablated: str) -> dict:
@@ -57,20 +59,20 @@ def test_of_two_entries_the_one_naming_the_clusters_cause_excuses_the_pair(tmp_p
                         + _entry("[clip]", "ignores clip"))
     rec = _rec("gru/clip[clip=0.5,act=Relu]", "fail", ["clip", "act=Relu"])
     assert classify(rec, exp)["expected"]["reason"] == "ignores the activations attribute"   # the first, blind
-    cluster = _cluster("fails whenever clip is set", ["clip"], [(rec["case"], T)], rec["case"])
+    cluster = _cluster("fails whenever clip is set", ["clip"], [(rec.case, T)], rec.case)
     (judged,) = regate([rec], exp, None, [cluster])
-    assert judged["gate"] == "expected" and judged["expected"]["reason"] == "ignores clip"
-    assert judged["expected"]["names_cause"] is True
+    assert judged.gate == "expected" and judged.expected["reason"] == "ignores clip"
+    assert judged.expected["names_cause"] is True
     assert audit([judged], exp, [cluster]).off_cause == []
 
 
 def test_an_entry_excusing_a_cause_it_does_not_name_is_warned_once_with_its_count(tmp_path):
     exp = _expectations(tmp_path, _entry("[P]", "ignores the peephole input P"))
     recs = [_rec(f"lstm/input_forget[k={k}]", "fail", ["P", "input_forget"]) for k in range(3)]
-    cluster = _cluster("fails whenever input_forget is 1", ["input_forget"], [(r["case"], T) for r in recs],
-                       recs[0]["case"])
+    cluster = _cluster("fails whenever input_forget is 1", ["input_forget"], [(r.case, T) for r in recs],
+                       recs[0].case)
     judged = regate(recs, exp, None, [cluster])
-    assert all(r["gate"] == "expected" and r["expected"]["names_cause"] is False for r in judged)
+    assert all(r.gate == "expected" and r.expected["names_cause"] is False for r in judged)
     lines = audit(judged, exp, [cluster]).lines()
     assert lines == [("warning", f"expectation at {exp.entries[0].where} (ignores the peephole input P) excuses "
                                  f"3 pairs whose cause is not among its features: fails whenever input_forget is 1")]
@@ -81,9 +83,9 @@ def test_an_entry_naming_no_feature_the_ablation_can_name_is_not_warned_and_is_p
     exp = _expectations(tmp_path, _entry("[reverse]", "reverse computes forward")
                         + _entry("[[nan, inf]]", "a NaN stops propagating"))
     rec = _rec("gru/nonfinite[direction=reverse]", "fail", ["reverse", "nan", "B", "initial_h"])
-    cluster = _cluster("fails whenever a bias B is given", ["B"], [(rec["case"], T)], rec["case"])
+    cluster = _cluster("fails whenever a bias B is given", ["B"], [(rec.case, T)], rec.case)
     (judged,) = regate([rec], exp, None, [cluster])
-    assert judged["expected"]["reason"] == "a NaN stops propagating" and "names_cause" not in judged["expected"]
+    assert judged.expected["reason"] == "a NaN stops propagating" and "names_cause" not in judged.expected
     assert audit([judged], exp, [cluster]).off_cause == []
 
 
@@ -91,8 +93,8 @@ def test_a_pair_has_its_clusters_cause_only_with_the_features_of_the_case_the_ab
     reverse = _rec("rnn/x[direction=reverse]", "fail", ["reverse"])
     both = _rec("rnn/x[direction=bidirectional]", "fail", ["reverse", "bidirectional"])
     cluster = _cluster("fails whenever the direction is reverse", ["direction"],
-                       [(reverse["case"], T), (both["case"], T)], reverse["case"])
-    features = {r["case"]: r["features"] for r in (reverse, both)}
+                       [(reverse.case, T), (both.case, T)], reverse.case)
+    features = {r.case: r.features for r in (reverse, both)}
     assert cause_of(cluster, reverse, features) == {"reverse"}
     assert cause_of(cluster, both, features) is None   # the group's first case was one-direction
 
@@ -274,7 +276,7 @@ def test_the_summary_line_counts_the_case_file_errors():
 
     from conformance.report.terminal import summary
     console = Console(width=200, record=True, color_system=None)
-    summary(console, [dict(_rec("rnn/a", "pass", []), gate="ok")], ["x.yaml:3: bad"], [], "OUT", ran=1, resumed=0,
+    summary(console, [Record.from_dict({"case": "rnn/a", "target": T, "verdict": "pass", "features": [], "gate": "ok"})], ["x.yaml:3: bad"], [], "OUT", ran=1, resumed=0,
             wall_s=28.0)
     last = console.export_text().strip().splitlines()[-1]
     assert "1 verdicts (1 pass); gate: nothing to report; 1 case file error (exit status 2)" in last and "28.0 s" in last

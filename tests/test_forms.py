@@ -13,6 +13,7 @@ import pytest
 from conformance.case import load_paths
 from conformance.case.variants import at_shape, lengths, other_values, shapes
 from conformance.isolation.plans import Plan, execute
+from conformance.results import Record
 from conformance.run import forms as pair_forms
 from conformance.run import relations as rel
 from conformance.runtimes import plugin_forms
@@ -380,7 +381,7 @@ def test_a_pair_that_fell_back_is_gated_fallback_whatever_its_verdict():
     from conformance.gate import classify
     for verdict in ("fail", "pass"):
         record = {"verdict": verdict, "fallback": "GRU ran on CPUExecutionProvider, not CUDAExecutionProvider"}
-        assert classify(record, None)["gate"] == "fallback"
+        assert classify(Record.from_dict(record), None)["gate"] == "fallback"
 
 
 def test_onnxruntime_names_a_node_that_fell_back():

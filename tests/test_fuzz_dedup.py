@@ -23,6 +23,7 @@ from conformance.fuzz.reproducer import FindingIndex, Known
 from conformance.fuzz.signature import cause, origin, signature
 from conformance.fuzz.strategies import with_id
 from conformance.gate import Expectations, ExpectationsError, classify
+from conformance.results import Record
 from conformance.run import Pool, read_results
 from conformance.runtimes import plugin_targets
 from tests.calibration import budget
@@ -78,10 +79,10 @@ def test_an_entry_by_features_covers_corpus_and_fuzz_cases_alike(tmp_path):
     expectations = Expectations.load([path])
     base = {"target": "wrong-clip-after-activation-test-double/CPU@onnx-22", "verdict": "fail"}
     for case_id in ("gru/clip[clip=0.5]", "fuzz/gru-0123456789[act=Relu,clip]"):
-        assert classify(dict(base, case=case_id, features=["B", "act=Relu", "clip"]), expectations)["gate"] == "expected"
-    assert classify(dict(base, case="x", features=["clip"]), expectations)["gate"] == "new"       # no act
-    assert classify(dict(base, case="x", features=["act=Elu", "clip"]), expectations)["gate"] == "new"
-    assert classify(dict(base, case="x"), expectations)["gate"] == "new"    # a record without features
+        assert classify(Record.from_dict(dict(base, case=case_id, features=["B", "act=Relu", "clip"])), expectations)["gate"] == "expected"
+    assert classify(Record.from_dict(dict(base, case="x", features=["clip"])), expectations)["gate"] == "new"       # no act
+    assert classify(Record.from_dict(dict(base, case="x", features=["act=Elu", "clip"])), expectations)["gate"] == "new"
+    assert classify(Record.from_dict(dict(base, case="x")), expectations)["gate"] == "new"    # a record without features
 
 
 @pytest.mark.parametrize("item, words", [("[]", "a list of features"), ("[[]]", "a features item"),
@@ -117,7 +118,7 @@ def _reduce(tmp_path, plugin: str, case) -> Finding:
     campaign = Campaign(CampaignConfig(targets=targets, out_dir=tmp_path / "found", database=None))
     with Pool(2) as pool:
         campaign.examiner = Examiner(targets, pool, tmp_path / "work", timeout=budget(30))
-        records = [r for r in campaign.examiner.examine(case) if r["verdict"] == "fail"]
+        records = [r for r in campaign.examiner.examine(case) if r.verdict == "fail"]
         assert records, f"{plugin} does not fail {case.id}"
         found = Finding(origin(records[0], case), features(case), case, records)
         return campaign._reduce(found)
@@ -130,7 +131,7 @@ def test_reduction_keeps_only_the_feature_a_failure_needs(tmp_path):
     assert reduced.cause <= {"clip", "B", "initial_h"}, reduced.cause
     assert {"bidirectional", "linear_before_reset"} <= set(reduced.removed)
     assert reduced.case.direction == "forward" and reduced.case.id.startswith("fuzz/gru-")
-    assert reduced.records and all(r["verdict"] == "fail" for r in reduced.records)
+    assert reduced.records and all(r.verdict == "fail" for r in reduced.records)
 
 
 def test_reduction_keeps_both_features_of_a_failure_that_needs_two(tmp_path):
@@ -169,9 +170,10 @@ def test_reduction_scales_large_values_down_when_the_failure_does_not_need_them(
 
 # -- signatures ------------------------------------------------------------------------------------
 
-def _record(config="default", spec="onnx-22", verdict="rejected"):
-    return {"target": f"openvino-2026.4.1/CPU{'' if config == 'default' else '/' + config}@{spec}",
-            "runtime": "openvino", "device": "CPU", "config": config, "spec": spec, "verdict": verdict}
+def _record(config="default", spec="onnx-22", verdict="rejected", message=""):
+    return Record.from_dict({"target": f"openvino-2026.4.1/CPU{'' if config == 'default' else '/' + config}@{spec}",
+                             "runtime": "openvino", "device": "CPU", "config": config, "spec": spec, "verdict": verdict,
+                             **({"message": message} if message else {})})
 
 
 def test_one_divergence_is_one_signature_across_ops_configurations_versions_and_activation_names():
@@ -218,7 +220,7 @@ def test_the_regressions_folder_reads_back_as_an_index():
 def test_a_reduced_finding_is_written_once_with_what_it_needs(tmp_path):
     import time
     case = with_id(_case("gru/clip.yaml", "clip=0.5,direction=forward,linear_before_reset=0,activations=Sigmoid+Tanh"))
-    record = dict(_record(verdict="fail"), message="Y[0] = 1, but should be within 0 … 0.5")
+    record = _record(verdict="fail", message="Y[0] = 1, but should be within 0 … 0.5")
     campaign = Campaign(CampaignConfig(targets=[], out_dir=tmp_path / "found"))
     campaign._start = time.monotonic()
     finding = Finding(origin(record, case), features(case), case, [record], removed=("initial_h",))
@@ -227,7 +229,7 @@ def test_a_reduced_finding_is_written_once_with_what_it_needs(tmp_path):
     text = written.path.read_text()
     assert "the finding needs: B, clip, initial_h" in text and "then reduced" in text and "initial_h" in text
     other = dataclasses.replace(case, op="GRU")
-    campaign._write(Finding(origin(dict(record, config="precision=pinned"), other), features(case), other, [record]))
+    campaign._write(Finding(origin(_record("precision=pinned", verdict="fail"), other), features(case), other, [record]))
     assert len(campaign.result.written) == 1      # the pinned configuration's copy is the same finding
 
 
@@ -235,7 +237,7 @@ def test_the_shipped_expectations_know_the_runtimes_divergences_by_feature():
     shipped = Expectations.load([ROOT / "expectations"])
 
     def gate(target, verdict, tokens, case="fuzz/lstm-0123456789"):
-        return classify({"case": case, "target": target, "verdict": verdict, "features": tokens}, shipped)["gate"]
+        return classify(Record.from_dict({"case": case, "target": target, "verdict": verdict, "features": tokens}), shipped)["gate"]
 
     ov = "openvino-2026.4.1/CPU/precision=pinned@onnx-14"
     assert gate(ov, "fail", ["P", "B"]) == "expected"                  # ignores peepholes

@@ -6,8 +6,9 @@ import textwrap
 
 import pytest
 
-from conformance.baseline import Baseline, target_key
 from conformance.gate import Expectations, ExpectationsError, classify, glob_to_regex
+from conformance.gate.baseline import Baseline, target_key
+from conformance.results import Record
 from conformance.run import read_results
 from tests.conftest import DATA, conformance
 
@@ -101,12 +102,12 @@ def test_classify_rules(tmp_path):
           - {cases: "a*", verdict: crash, kind: known-bug, reason: r}
         """)])
     rec = {"case": "a1", "target": "rt-1/CPU@onnx-14", "verdict": "crash"}
-    assert classify(rec, exp)["gate"] == "expected"
-    assert classify(dict(rec, verdict="fail"), exp)["gate"] == "new"  # the entry names another verdict
-    assert classify(dict(rec, verdict="pass"), exp)["gate"] == "fixed"
-    assert classify(dict(rec, target="other/CPU@onnx-14"), exp)["gate"] == "new"
+    assert classify(Record.from_dict(rec), exp)["gate"] == "expected"
+    assert classify(Record.from_dict(dict(rec, verdict="fail")), exp)["gate"] == "new"  # the entry names another verdict
+    assert classify(Record.from_dict(dict(rec, verdict="pass")), exp)["gate"] == "fixed"
+    assert classify(Record.from_dict(dict(rec, target="other/CPU@onnx-14")), exp)["gate"] == "new"
     base = Baseline({("a1", "rt/CPU@onnx-14"): "crash"})
-    assert classify(dict(rec, target="rt-2/CPU@onnx-14"), None, base)["gate"] == "baseline"
+    assert classify(Record.from_dict(dict(rec, target="rt-2/CPU@onnx-14")), None, base)["gate"] == "baseline"
     with pytest.raises(ExpectationsError):
         Expectations.load([_expectations(tmp_path, "entries:\n  - {cases: x}\n")])
 
@@ -120,7 +121,7 @@ def test_an_entry_for_a_runtime_that_did_not_run_is_not_called_unused(tmp_path):
     ran = {"rt-1/CPU@onnx-14"}
     assert [e.reason for e in exp.unused(ran)] == ["r"] and exp.unused(ran)[0].cases
     assert len(exp.unused()) == 2  # without the targets that ran: every entry that covered nothing
-    classify({"case": "b1", "target": "rt-1/CPU@onnx-14", "verdict": "crash"}, exp)
+    classify(Record.from_dict({"case": "b1", "target": "rt-1/CPU@onnx-14", "verdict": "crash"}), exp)
     assert exp.unused(ran) == []
 
 
@@ -171,12 +172,12 @@ def test_a_config_entry_covers_only_pairs_within_their_declared_precision(tmp_pa
             kind: reduced-precision
             reason: computes in bf16 by design
         """)])
-    assert classify(_bf16_record(), exp)["gate"] == "expected"
-    assert classify(_bf16_record(precision="f16"), exp)["gate"] == "expected"
-    assert classify(_bf16_record(declared="fail"), exp)["gate"] == "new"          # wrong beyond bf16
-    assert classify(_bf16_record(precision="f32", declared=""), exp)["gate"] == "new"
-    assert classify(_bf16_record(verdict="pass"), exp)["gate"] == "ok"            # a class: not "fixed"
-    assert classify({k: v for k, v in _bf16_record().items() if k != "effective"}, exp)["gate"] == "new"
+    assert classify(Record.from_dict(_bf16_record()), exp)["gate"] == "expected"
+    assert classify(Record.from_dict(_bf16_record(precision="f16")), exp)["gate"] == "expected"
+    assert classify(Record.from_dict(_bf16_record(declared="fail")), exp)["gate"] == "new"          # wrong beyond bf16
+    assert classify(Record.from_dict(_bf16_record(precision="f32", declared="")), exp)["gate"] == "new"
+    assert classify(Record.from_dict(_bf16_record(verdict="pass")), exp)["gate"] == "ok"            # a class: not "fixed"
+    assert classify(Record.from_dict({k: v for k, v in _bf16_record().items() if k != "effective"}), exp)["gate"] == "new"
 
 
 def test_config_without_within_covers_every_failure_in_that_configuration(tmp_path):
@@ -187,9 +188,9 @@ def test_config_without_within_covers_every_failure_in_that_configuration(tmp_pa
             reason: any failure in bf16
         """)])
     rec = _bf16_record(declared="fail")
-    assert classify(rec, exp)["gate"] == "new"  # the record lacks the hint the entry asks for
+    assert classify(Record.from_dict(rec), exp)["gate"] == "new"  # the record lacks the hint the entry asks for
     rec["effective"]["INFERENCE_PRECISION_HINT"] = "bf16"
-    assert classify(rec, exp)["gate"] == "expected"
+    assert classify(Record.from_dict(rec), exp)["gate"] == "expected"
 
 
 @pytest.mark.parametrize("body, message", [
@@ -230,7 +231,7 @@ def test_every_shipped_entry_names_its_upstream_issue_or_says_none_was_found():
 
     import yaml
 
-    from conformance.gate_schema import UPSTREAM_PATTERN
+    from conformance.gate.schema import UPSTREAM_PATTERN
     folder = Path(__file__).parent.parent / "expectations"
     missing, source_links = [], []
     for path in sorted(folder.glob("*.yaml")):

@@ -7,6 +7,7 @@ import textwrap
 import pytest
 
 from conformance.gate import Expectations, ExpectationsError, classify, version_of_target
+from conformance.results import Record
 from tests.conftest import DATA, conformance
 
 
@@ -38,16 +39,16 @@ def test_an_entry_with_versions_covers_records_in_range_only(tmp_path):
     exp = _load(tmp_path, RANGE)
     (entry,) = exp.entries
     assert entry.versions == ">=1.20,<1.29"
-    assert exp.match(_record("1.24.3")) is entry
-    assert exp.match(_record("1.32.0")) is None
-    assert exp.match(_record("1.18.0")) is None
+    assert exp.match(Record.from_dict(_record("1.24.3"))) is entry
+    assert exp.match(Record.from_dict(_record("1.32.0"))) is None
+    assert exp.match(Record.from_dict(_record("1.18.0"))) is None
     # the rest of the entry still has to match
-    assert exp.match(_record("1.24.3", case="lstm/small")) is None
+    assert exp.match(Record.from_dict(_record("1.24.3", case="lstm/small"))) is None
 
 
 def test_boundaries_are_exact(tmp_path):
     exp = _load(tmp_path, RANGE)
-    covered = {v: exp.match(_record(v)) is not None
+    covered = {v: exp.match(Record.from_dict(_record(v))) is not None
                for v in ("1.19.9", "1.20", "1.20.0", "1.20.0.post1", "1.28.99", "1.29", "1.29.0", "1.29.0.post1")}
     assert covered == {"1.19.9": False, "1.20": True, "1.20.0": True, "1.20.0.post1": True, "1.28.99": True,
                        "1.29": False, "1.29.0": False, "1.29.0.post1": False}
@@ -66,7 +67,7 @@ def test_prereleases_are_matched(tmp_path):
             reason: r
         """)
     first, second = exp.entries
-    assert exp.match(_record("2024.0.0rc1")) is first
+    assert exp.match(Record.from_dict(_record("2024.0.0rc1"))) is first
     assert first.applies_to_version("2024.1.0rc1") is False   # a pre-release of 2024.1 is above 2024.0
     assert first.applies_to_version("2023.3.0.dev2") is False  # below 2023.3
     # PEP 440: `<V` excludes V's own pre-releases, even with pre-releases allowed
@@ -86,11 +87,11 @@ def test_records_without_a_usable_version_are_covered_only_by_entries_without_ve
             reason: without versions
         """)
     with_versions, without = exp.entries
-    assert exp.match(_record("1.5.0")) is with_versions
-    assert exp.match(_record(None)) is without
-    assert exp.match(_record("")) is without
-    assert exp.match(_record("not a version")) is without
-    assert exp.match(_record("1.5.0", runtime_version=["1.5.0"])) is without   # not a string
+    assert exp.match(Record.from_dict(_record("1.5.0"))) is with_versions
+    assert exp.match(Record.from_dict(_record(None))) is without
+    assert exp.match(Record.from_dict(_record(""))) is without
+    assert exp.match(Record.from_dict(_record("not a version"))) is without
+    assert exp.match(Record.from_dict(_record("1.5.0", runtime_version=["1.5.0"]))) is without   # not a string
     assert with_versions.applies_to_version(None) is False
     assert without.applies_to_version(None) is True
     assert without.applies_to_version("garbage") is True
@@ -111,10 +112,10 @@ def test_top_level_versions_are_inherited_and_overridden(tmp_path):
         """)
     inherits, own = exp.entries
     assert inherits.versions == ">=1.20" and own.versions == "==1.18.*"
-    assert exp.match(_record("1.32.0")) is inherits
-    assert exp.match(_record("1.19.0")) is None
-    assert exp.match(_record("1.18.2", case="lstm/x")) is own
-    assert exp.match(_record("1.32.0", case="lstm/x")) is None   # the file's >=1.20 does not apply to it
+    assert exp.match(Record.from_dict(_record("1.32.0"))) is inherits
+    assert exp.match(Record.from_dict(_record("1.19.0"))) is None
+    assert exp.match(Record.from_dict(_record("1.18.2", case="lstm/x"))) is own
+    assert exp.match(Record.from_dict(_record("1.32.0", case="lstm/x"))) is None   # the file's >=1.20 does not apply to it
     # a second file without top-level versions is not affected by the first's
     other = _load(tmp_path, """\
         entries:
@@ -122,7 +123,7 @@ def test_top_level_versions_are_inherited_and_overridden(tmp_path):
             kind: known-bug
             reason: no versions
         """, name="other.yaml")
-    assert other.entries[0].versions == "" and other.match(_record("1.0.0")) is other.entries[0]
+    assert other.entries[0].versions == "" and other.match(Record.from_dict(_record("1.0.0"))) is other.entries[0]
 
 
 @pytest.mark.parametrize(("versions", "line"), [(">=1.20,<<1.29", 4), ("1.20", 4), ("banana", 4), ("", 4)])
@@ -163,17 +164,17 @@ def test_to_json_names_the_versions_when_set(tmp_path):
             reason: r
         """)
     assert exp.entries[0].to_json()["versions"] == ">=1.20"
-    assert classify(_record("1.25.0"), exp)["expected"]["versions"] == ">=1.20"
+    assert classify(Record.from_dict(_record("1.25.0")), exp)["expected"]["versions"] == ">=1.20"
     plain = _load(tmp_path, 'entries:\n  - cases: "*"\n    kind: known-bug\n    reason: r\n', name="plain.yaml")
     assert "versions" not in plain.entries[0].to_json()
 
 
 def test_classify_gates_by_version(tmp_path):
     exp = _load(tmp_path, RANGE)
-    assert classify(_record("1.25.0"), exp)["gate"] == "expected"
-    assert classify(_record("1.29.0"), exp)["gate"] == "new"
-    assert classify(_record("1.25.0", verdict="pass"), exp)["gate"] == "fixed"
-    assert classify(_record("1.29.0", verdict="pass"), exp)["gate"] == "ok"
+    assert classify(Record.from_dict(_record("1.25.0")), exp)["gate"] == "expected"
+    assert classify(Record.from_dict(_record("1.29.0")), exp)["gate"] == "new"
+    assert classify(Record.from_dict(_record("1.25.0", verdict="pass")), exp)["gate"] == "fixed"
+    assert classify(Record.from_dict(_record("1.29.0", verdict="pass")), exp)["gate"] == "ok"
 
 
 def test_target_versions_for_tolerances_and_unused_entries(tmp_path):

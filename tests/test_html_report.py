@@ -28,6 +28,7 @@ from conformance.report.markdown import code, summary
 from conformance.report.merge import load
 from conformance.report.svg import error_plot
 from conformance.report.view import family_of, matrix_params, slug
+from conformance.results import Record, records_of
 from conformance.run import read_results
 from tests.calibration import budget
 from tests.conftest import DATA, ROOT, conformance
@@ -457,7 +458,7 @@ def test_merge_keeps_the_newest_record_per_case_and_target(tmp_path):
         (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
         (folder / "run.json").write_text(json.dumps({"started": started, "suite": "t"}))
     loaded = load([new, old / "results.jsonl"])       # given newest first: the order comes from run.json
-    got = {(r["case"], r["target"]): r["verdict"] for r in loaded.records}
+    got = {(r.case, r.target): r.verdict for r in loaded.records}
     assert got == {("gru/x[direction=forward]", "rt-1/CPU@onnx-14"): "pass",
                    ("gru/x[direction=forward]", "rt-old/CPU@onnx-14"): "fail",
                    ("gru/x[direction=forward]", "rt-new/CPU@onnx-14"): "pass"}
@@ -470,7 +471,7 @@ def test_junit_maps_every_verdict():
              "unspecified")]
     recs.append(record(case="gru/known", verdict="fail", gate="expected", expected={"reason": "a reason"}))
     recs.append(record(case="gru/ctl", verdict="crash", message="died \x00\x1b[31m here"))
-    root = to_xml(recs).getroot()
+    root = to_xml(records_of(recs)).getroot()
     kinds = {c.get("name"): [e.tag for e in c if e.tag != "properties"] for c in root.iter("testcase")}
     assert kinds == {"gru/pass": [], "gru/fail": ["failure"], "gru/rejected": ["failure"],
                      "gru/accepted-invalid": ["failure"], "gru/crash": ["error"], "gru/timeout": ["error"],
@@ -483,7 +484,7 @@ def test_junit_maps_every_verdict():
 
 def test_markdown_escapes_and_fences():
     assert code("a`b") == "``a`b``"
-    md = summary([record(case="gru/<b>|x", message="<img src=x> | *bold*")], {"suite": "t"}, clusters=[])
+    md = summary(records_of([record(case="gru/<b>|x", message="<img src=x> | *bold*")]), {"suite": "t"}, clusters=[])
     assert "<img" not in md and "&lt;img src=x&gt; \\| \\*bold\\*" in md
     assert "The ablation step formed no cluster." in md and "no gate applied" in md
 
@@ -493,13 +494,13 @@ def test_plot_uses_the_per_step_errors_when_present(tmp_path):
                    worst={"output": "Y", "index": [3, 0, 0, 0], "time_step": "time step 3", "ratio": 50.0})
     point = record(target="rt-2/CPU@onnx-14", worst={"ratio": 0.5, "time_step": "final state after time step 2"})
     none = record(target="rt-3/CPU@onnx-14", verdict="rejected")
-    svg = str(error_plot([steps, point, none]))
+    svg = str(error_plot(records_of([steps, point, none])))
     assert svg.count('class="series"') == 2 and 'data-source="error_by_step"' in svg and 'data-source="worst"' in svg
     first = svg.split('class="series"')[1]
     assert first.count("<circle") == 3 and first.count("M") == 2   # a gap where step 2 is unspecified
     worst_elements = {"Y": [{"index": [1, 0, 0, 0], "time_step": 1, "got": 1.5, "expected": 0.25, "abs_err": 1.25,
                              "allowed": 0.01, "ratio": 125.0}]}
-    out = render([dict(steps, worst_elements=worst_elements, description=XSS), point, none],
+    out = render(records_of([dict(steps, worst_elements=worst_elements, description=XSS), point, none]),
                  {"suite": "t"}, tmp_path, clusters=None)
     html = (tmp_path / "cases" / f"{slug(steps['case'])}.html").read_text()
     assert "125" in html and "1.5" in html and "0.25" in html and XSS not in html
@@ -510,11 +511,11 @@ def test_a_bare_record_still_renders(tmp_path):
     """Only the fields every record has for sure: the report must not need more."""
     bare = [{"case": "rnn/odd[x=1]", "target": "some-runtime/CPU@onnx-7", "verdict": "crash"},
             {"case": "rnn/odd[x=1]", "target": "other/CPU@onnx-7", "verdict": "verdict-from-the-future"}]
-    index = render(bare, [], tmp_path, clusters=[])
+    index = render(records_of(bare), [], tmp_path, clusters=[])
     assert "rnn/odd" in index.read_text()
     assert len(list((tmp_path / "cases").glob("*.html"))) == 1   # crash, and an unknown verdict, get a page
     assert "verdict-from-the-future" in (tmp_path / "cases" / f"{slug('rnn/odd[x=1]')}.html").read_text()
-    junit = to_xml(bare).getroot()
+    junit = to_xml(records_of(bare)).getroot()
     assert junit.get("errors") == "2"
 
 
@@ -579,7 +580,7 @@ def test_matrix_puts_configurations_side_by_side(tmp_path, browser):
         for config in ("precision=pinned", "default"):
             recs.append(_cfg_record("gru/x[a=1]", "openvino", "2.0", config, spec,
                                     verdict="fail" if config == "default" else "pass", ratio=3.0))
-    index = render(recs, {"suite": "t"}, tmp_path, clusters=None)
+    index = render(records_of(recs), {"suite": "t"}, tmp_path, clusters=None)
     browser.open(url(index))
     heads = browser.js("[...document.querySelectorAll('#matrix thead th.spec')].map(t => [t.dataset.target, t.innerText])")
     ids = [h[0] for h in heads]
@@ -614,7 +615,7 @@ def test_expected_and_fixed_clusters_are_marked_with_the_file_and_line(tmp_path,
                  "cases_by_target": {t: [f"gru/c[clip={i}]" for i in range(3)] for t in ("rt-1/CPU@onnx-14", "rt-1/CPU@onnx-22")}},
                 {"id": "c2", "runtime": "rt", "verdict": "fail", "cause": "fails whenever peepholes are non-zero",
                  "features": ["P"], "target": "rt-1/CPU@onnx-14", "cases": ["gru/d"]}]   # a one-target cluster, as before
-    index = render(recs, {"suite": "t"}, tmp_path, clusters=clusters)
+    index = render(records_of(recs), {"suite": "t"}, tmp_path, clusters=clusters)
     browser.open(url(index))
     marks = browser.js("""[...document.querySelectorAll('#clusters .cluster')].map(c => [c.dataset.status, c.innerText])""")
     assert [m[0] for m in marks] == ["new", "expected"]
@@ -622,7 +623,7 @@ def test_expected_and_fixed_clusters_are_marked_with_the_file_and_line(tmp_path,
     causes = browser.js("[...document.querySelectorAll('#new .cause')].map(c => c.className + ' ' + c.innerText)")
     assert len(causes) == 2 and "status-new" in causes[0] and "peepholes" in causes[0]
     assert "status-fixed" in causes[1] and "expectations/x.yaml:12" in causes[1]
-    md = summary(recs, {"suite": "t"}, clusters=clusters)
+    md = summary(records_of(recs), {"suite": "t"}, clusters=clusters)
     top = md.split("## What is new, and why", 1)[1]
     assert top.index("peepholes") < top.index("FIXED") < top.index("clip is set")
     assert "**expected**" in md and "expectations/x.yaml:7" in md
@@ -630,7 +631,7 @@ def test_expected_and_fixed_clusters_are_marked_with_the_file_and_line(tmp_path,
 
 def test_long_tables_are_paginated(tmp_path, browser):
     recs = [record(case=f"gru/n[i={i:03d}]", gate="new") for i in range(120)]
-    index = render(recs, {"suite": "t"}, tmp_path, clusters=None)
+    index = render(records_of(recs), {"suite": "t"}, tmp_path, clusters=None)
     assert len(index.read_text()) < 400_000
     browser.open(url(index))
     browser.js("document.getElementById('gate-new').open = true")
@@ -673,7 +674,7 @@ def _terminal_records():
 def test_terminal_tables_never_cut_columns_in_a_log():
     from conformance.report.terminal import summary as terminal_summary
     console, buf = _console(width=80, terminal=False)
-    terminal_summary(console, _terminal_records(), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, clusters=None)
+    terminal_summary(console, records_of(_terminal_records()), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, clusters=None)
     out = buf.getvalue()
     assert "…" not in out
     line = next(x for x in out.splitlines() if "onnx-14:" in x and "a-very-long" in x)
@@ -686,23 +687,23 @@ def test_terminal_tables_never_cut_columns_in_a_log():
     assert all(i < known for i, x in enumerate(tail) if x.startswith("NEW "))
     # a wide terminal gets the table
     console, buf = _console(width=250, terminal=True)
-    terminal_summary(console, _terminal_records(), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, clusters=None)
+    terminal_summary(console, records_of(_terminal_records()), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, clusters=None)
     assert "verdicts per target" in buf.getvalue() and "┃" in buf.getvalue()
     # a narrow terminal gets one line per target: rich's own measure clips a table to the width
     console, buf = _console(width=80, terminal=True)
-    terminal_summary(console, _terminal_records(), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, clusters=None)
+    terminal_summary(console, records_of(_terminal_records()), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, clusters=None)
     assert "…" not in buf.getvalue() and "┃" not in buf.getvalue()
 
 
 def test_terminal_quiet_and_verbose():
     from conformance.report.terminal import summary as terminal_summary
     console, buf = _console(terminal=False)
-    terminal_summary(console, _terminal_records(), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, verbosity=-1)
+    terminal_summary(console, records_of(_terminal_records()), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, verbosity=-1)
     quiet = buf.getvalue()
     assert "verdicts per target" not in quiet and "new failing verdicts in" in quiet and "repro:" in quiet
     assert "fail message" not in quiet                                   # no per-pair messages
     console, buf = _console(terminal=False)
-    terminal_summary(console, _terminal_records(), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, verbosity=1)
+    terminal_summary(console, records_of(_terminal_records()), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, verbosity=1)
     verbose = buf.getvalue()
     assert "one by one" in verbose and "fail message" in verbose and "EXPECTED b" in verbose
     assert len(verbose.splitlines()) > len(quiet.splitlines())
@@ -711,8 +712,8 @@ def test_terminal_quiet_and_verbose():
 # ----------------------------------------------------------------------------- artifacts for CI
 
 def test_trimmed_results_still_resume_gate_baseline_and_report(tmp_path):
-    from conformance.baseline import Baseline
     from conformance.gate import classify
+    from conformance.gate.baseline import Baseline
     from conformance.report.artifacts import finish
     from conformance.results import ResultStore
     entry = {"kind": "known-bug", "reason": "known", "link": "", "where": "e.yaml:3"}
@@ -728,7 +729,7 @@ def test_trimmed_results_still_resume_gate_baseline_and_report(tmp_path):
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "onnx-14.onnx").write_bytes(b"x")
     (tmp_path / "ablation" / "programs").mkdir(parents=True)
-    finish(tmp_path, recs, "failing")
+    finish(tmp_path, records_of(recs), "failing")
     lines = read_results(tmp_path / "results.jsonl")
     by_case = {(r["case"], r["target"]): r for r in lines}
     assert "worst_elements" in by_case[("gru/new", "rt-1/CPU@onnx-14")]
@@ -745,12 +746,12 @@ def test_trimmed_results_still_resume_gate_baseline_and_report(tmp_path):
     assert all(store.is_done(r["case"], r["target"], "d") for r in recs)
     store.close()
     base = Baseline.load(tmp_path / "results.jsonl")
-    assert not base.regressed(dict(recs[2])) and base.regressed(dict(recs[3], verdict="fail"))
-    assert classify(ok, None, base)["gate"] == "ok"
-    index = render(lines, {"suite": "t"}, tmp_path / "report", clusters=None)
+    assert not base.regressed(Record.from_dict(dict(recs[2]))) and base.regressed(Record.from_dict(dict(recs[3], verdict="fail")))
+    assert classify(Record.from_dict(ok), None, base)["gate"] == "ok"
+    index = render(records_of(lines), {"suite": "t"}, tmp_path / "report", clusters=None)
     assert "gru/known" in index.read_text()
     assert [p.name[:7] for p in (tmp_path / "report" / "cases").glob("*.html")] == ["gru_new"]
-    md = summary(lines, {"suite": "t"}, clusters=None)
+    md = summary(records_of(lines), {"suite": "t"}, clusters=None)
     assert "gru/known" not in md.split("<details>")[0] and "**NEW**" in md
-    finish(tmp_path, lines, "full")          # full: nothing is touched
+    finish(tmp_path, records_of(lines), "full")          # full: nothing is touched
     assert read_results(tmp_path / "results.jsonl") == lines

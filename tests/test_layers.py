@@ -30,8 +30,7 @@ LAYERS = [
     ("conformance.runtimes",),                               # the runtime adapters, discovery
     ("conformance.converters",),                             # converter targets (a converter, then a runtime)
     ("conformance.selection",),                              # --spec/--runtime/--device/--config/--converter
-    ("conformance.results", "conformance.gate_schema", "conformance.baseline", "conformance.gate",
-     "conformance.gate_audit"),                              # the record and results.jsonl; the gate
+    ("conformance.results", "conformance.gate"),              # the record and results.jsonl; the gate
     ("conformance.report",),                                 # HTML, JUnit, Markdown, terminal, merging runs
     ("conformance.run",),                                    # the engine, the ablation, the run session
     ("conformance.cluster",),                                # the Dask scale-out
@@ -207,7 +206,6 @@ MODULE_LINES = 400
 #: the modules over it today, with their size when this list was written: each may shrink (then lower
 #: its figure, or drop it once under the rule) but not grow, and no other module may cross the rule
 OVERSIZE = {
-    "conformance/gate.py": 488,
 }
 
 

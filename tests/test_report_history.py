@@ -18,6 +18,7 @@ from conformance.history.repeats import mark, suspects, unstable
 from conformance.report.history import build, line_of, write
 from conformance.report.history_classes import relative
 from conformance.report.history_terminal import print_history
+from conformance.results import records_of
 
 RELEASES = ("1.0", "2.0", "3.0")
 LINE = "double/CPU@onnx-14"
@@ -120,7 +121,7 @@ def test_line_of_drops_the_release_only():
 
 
 def test_versions_are_ordered_with_counts_per_verdict_and_environments():
-    model = build(records(), clusters=CLUSTERS, environments=ENVIRONMENTS)
+    model = build(records_of(records()), clusters=CLUSTERS, environments=ENVIRONMENTS)
     releases = model["versions"]["double"]
     assert [r["release"] for r in releases] == ["1.0", "1.5", "2.0", "3.0"]
     assert model["releases"] == {"double": ["1.0", "1.5", "2.0", "3.0"]}
@@ -142,14 +143,14 @@ def test_versions_are_ordered_with_counts_per_verdict_and_environments():
 
 def test_releases_follow_pep440_order_not_text_order():
     recs = [record("double/a[x=1]", rel, "pass") for rel in ("10.0", "9.0", "9.0rc1", "1.10")]
-    model = build(recs)
+    model = build(records_of(recs))
     assert model["releases"]["double"] == ["1.10", "9.0rc1", "9.0", "10.0"]
 
 
 def test_classes_first_last_fixed_and_regressions(expectations):
     if not versions_supported():
         pytest.skip("conformance.gate's Entry has no `versions` / applies_to_version yet")
-    model = build(records(), expectations=expectations, clusters=CLUSTERS, environments=ENVIRONMENTS)
+    model = build(records_of(records()), expectations=expectations, clusters=CLUSTERS, environments=ENVIRONMENTS)
     classes = by_name(model)
     where_b, where_a = (str(e.where) for e in expectations.entries)
     assert where_b.endswith("double.yaml:3") and where_a.endswith("double.yaml:7")
@@ -202,11 +203,11 @@ def test_without_expectations_the_records_own_gate_names_the_class():
         if r["case"].startswith("double/b") and r["verdict"] == "fail":
             r.update(gate="expected", expected={"where": "expectations/double.yaml:3", "kind": "known-bug",
                                                 "reason": "b breaks from 2.0 on", "link": ""})
-    classes = by_name(build(recs, clusters=CLUSTERS))
+    classes = by_name(build(records_of(recs), clusters=CLUSTERS))
     b = classes["expectations/double.yaml:3: b breaks from 2.0 on"]
     assert facts(one_line(b)) == (["2.0", "3.0"], "2.0", "3.0", None, [], [])
     # without the expectations or the clusters: a is a family class, and c too
-    plain = by_name(build(records()))
+    plain = by_name(build(records_of(records())))
     assert facts(one_line(plain["double: fails in double/a"])) == (["1.0"], "1.0", "1.0", "2.0", ["2.0"], [])
     assert one_line(plain["double: fails in double/c"])["regressions"] == [
         {"shown": "1.0", "fixed": "2.0", "again": "3.0", "became": "", "new": 1}]
@@ -216,13 +217,13 @@ def test_without_expectations_the_records_own_gate_names_the_class():
 def test_a_cluster_of_another_verdict_or_runtime_does_not_name_a_class():
     other = [dict(CLUSTERS[0], verdict="rejected", cases_by_target={}, cases=[], id="c2"),
              dict(CLUSTERS[0], runtime="other", cases_by_target={}, cases=[], id="c3")]
-    classes = by_name(build(records(), clusters=other))
+    classes = by_name(build(records_of(records()), clusters=other))
     assert "double: fails in double/c" in classes
     assert "double: fails whenever clip is set" not in classes
 
 
 def test_case_strips_keep_only_the_changing_cases():
-    model = build(records(), clusters=CLUSTERS, environments=ENVIRONMENTS)
+    model = build(records_of(records()), clusters=CLUSTERS, environments=ENVIRONMENTS)
     strips = {(s["case"], s["line"]): s["verdicts"] for s in model["cases"]["strips"]}
     assert strips == {
         ("double/a[x=1]", LINE): ["fail", None, "pass", "pass"],
@@ -243,7 +244,7 @@ def test_case_strips_keep_only_the_changing_cases():
 def test_expectations_per_release(expectations):
     if not versions_supported():
         pytest.skip("conformance.gate's Entry has no `versions` / applies_to_version yet")
-    model = build(records(), expectations=expectations, clusters=CLUSTERS, environments=ENVIRONMENTS)
+    model = build(records_of(records()), expectations=expectations, clusters=CLUSTERS, environments=ENVIRONMENTS)
     b, a = model["expectations"]
     assert b["reason"] == "b breaks from 2.0 on" and a["reason"] == "a is wrong before 2.0"
     assert b["releases"] == {"double": [{"release": "1.0", "status": "covers nothing", "pairs": 0},
@@ -267,7 +268,7 @@ def entries(tmp_path, targets: str, *reasons: str) -> Expectations:
 
 
 def test_an_entry_for_a_runtime_not_in_the_history_is_left_out(tmp_path):
-    model = build(records(), expectations=entries(tmp_path, "other-*", "another runtime's"))
+    model = build(records_of(records()), expectations=entries(tmp_path, "other-*", "another runtime's"))
     assert model["expectations"] == []
     out = io.StringIO()
     print_history(Console(file=out, width=80), model)
@@ -276,9 +277,9 @@ def test_an_entry_for_a_runtime_not_in_the_history_is_left_out(tmp_path):
 
 def test_write_makes_the_three_files(tmp_path, expectations):
     if versions_supported():
-        model = build(records(), expectations=expectations, clusters=CLUSTERS, environments=ENVIRONMENTS)
+        model = build(records_of(records()), expectations=expectations, clusters=CLUSTERS, environments=ENVIRONMENTS)
     else:
-        model = build(records(), clusters=CLUSTERS, environments=ENVIRONMENTS)
+        model = build(records_of(records()), clusters=CLUSTERS, environments=ENVIRONMENTS)
     page = write(model, tmp_path / "out")
     assert page == tmp_path / "out" / "history.html"
     data = json.loads((tmp_path / "out" / "history.json").read_text(encoding="utf-8"))
@@ -306,7 +307,7 @@ def test_write_makes_the_three_files(tmp_path, expectations):
 def test_html_escapes_what_the_records_say(tmp_path):
     recs = records() + [record("double/<script>alert(1)</script>[x=1]", rel, v)
                         for rel, v in zip(RELEASES, ("fail", "pass", "pass"))]
-    page = write(build(recs), tmp_path)
+    page = write(build(records_of(recs)), tmp_path)
     html = page.read_text(encoding="utf-8")
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
@@ -323,7 +324,7 @@ def test_a_case_that_fails_in_turns_keeps_its_class_affected_and_asks_no_bisecti
     1.0 to 3.0 (2.0 fails it another way), fixed in 4.0, with no regression; the crash's class is
     its own, from 2.0 to 3.0."""
     recs = strip_records("double/z[x=1]", {"1.0": "fail", "2.0": "crash", "3.0": "fail", "4.0": "pass"})
-    classes = by_name(build(recs))
+    classes = by_name(build(records_of(recs)))
     fails = one_line(classes["double: fails in double/z"])
     assert fails["states"] == ["shows", "otherwise", "shows", "fixed"]
     assert (fails["first"], fails["last"], fails["fixed"], fails["regressions"]) == ("1.0", "3.0", "4.0", [])
@@ -343,11 +344,11 @@ def test_only_passing_and_failing_in_turns_is_unstable(tmp_path):
              record("double/c[x=1]", "1.0", "pass")]
     again = [dict(first[0], verdict="crash"), dict(first[1], verdict="pass"), dict(first[2])]
     (run / "repeat-1" / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in again))
-    a, b, c = mark(first, [run])
-    assert a["verdicts_seen"] == ["crash", "fail"] and "unstable" not in a
-    assert b["unstable"] == ["fail", "pass"] and c == first[2]
+    a, b, c = mark(records_of(first), [run])
+    assert a.verdicts_seen == ["crash", "fail"] and a.unstable is None and not a.has("unstable")
+    assert b.unstable == ["fail", "pass"] and c.as_dict() == first[2]
     later = [record("double/b[x=1]", "2.0", "fail")]
-    model = build([a, b, c] + later)
+    model = build(records_of([a, b, c] + later))
     assert one_line(by_name(model)["double: fails in double/a"])["states"] == ["shows", "not-run"]
     assert one_line(by_name(model)["double: fails in double/b"])["states"] == ["unstable", "shows"]
     out = io.StringIO()
@@ -360,7 +361,7 @@ def test_a_refusal_that_becomes_a_silent_divergence_is_a_regression_not_a_fix():
     zero pass, the others fail silently. The refusal's class is not fixed in 3.0: it regresses."""
     recs = (strip_records("double/p[P=zeros]", {"1.0": "rejected", "2.0": "rejected", "3.0": "pass", "4.0": "pass"})
             + strip_records("double/p[P=random]", {"1.0": "rejected", "2.0": "rejected", "3.0": "fail", "4.0": "fail"}))
-    classes = by_name(build(recs))
+    classes = by_name(build(records_of(recs)))
     refused = one_line(classes["double: rejects the case in double/p"])
     assert refused["states"] == ["shows", "shows", "otherwise", "otherwise"]
     assert (refused["first"], refused["last"], refused["fixed"]) == ("1.0", "4.0", None)
@@ -376,25 +377,25 @@ def test_a_refusal_whose_cases_fail_with_a_broader_divergence_is_fixed():
     recs = (strip_records("double/l[layout=1,bidi=0]", {"1.0": "rejected", "2.0": "pass"})
             + strip_records("double/l[layout=1,bidi=1]", {"1.0": "rejected", "2.0": "fail"})
             + strip_records("double/l[layout=0,bidi=1]", {"1.0": "pass", "2.0": "fail"}))
-    classes = by_name(build(recs))
+    classes = by_name(build(records_of(recs)))
     refused = one_line(classes["double: rejects the case in double/l"])
     assert (refused["states"], refused["fixed"], refused["regressions"]) == (["shows", "fixed"], "2.0", [])
 
 
 def test_the_gate_fails_on_new_classes_of_the_newest_release_and_on_uncovered_regressions():
     base = strip_records("double/c[x=1]", {"1.0": "fail", "2.0": "pass", "3.0": "fail"}, gate="new")
-    model = build(base + strip_records("double/k[x=1]", {"1.0": "fail", "2.0": "fail", "3.0": "pass"}, gate="new"))
+    model = build(records_of(base + strip_records("double/k[x=1]", {"1.0": "fail", "2.0": "fail", "3.0": "pass"}, gate="new")))
     gate = model["gate"]
     assert gate["status"] == 1 and gate["newest"] == {"double": "3.0"}
     assert [u["name"] for u in gate["uncovered"]] == ["double: fails in double/c"]
     assert [(r["name"], r["again"], r["new"]) for r in gate["regressions"]] == [("double: fails in double/c", "3.0", 1)]
     # the regression and the newest release's failure known to the expectations: status 0
     known = [dict(r, gate="expected") if r["verdict"] == "fail" else r for r in base]
-    gate = build(known)["gate"]
+    gate = build(records_of(known))["gate"]
     assert gate["status"] == 0 and gate["uncovered"] == [] and gate["regressions"] == []
     assert [r["again"] for r in gate["known_regressions"]] == ["3.0"]
     # the newest release ran clean, the older ones did not: status 0
-    assert build(strip_records("double/k[x=1]", {"1.0": "fail", "2.0": "pass"}, gate="new"))["gate"]["status"] == 0
+    assert build(records_of(strip_records("double/k[x=1]", {"1.0": "fail", "2.0": "pass"}, gate="new")))["gate"]["status"] == 0
 
 
 def test_support_timelines_show_the_first_release_that_accepts_each_op():
@@ -404,7 +405,7 @@ def test_support_timelines_show_the_first_release_that_accepts_each_op():
         for v, ops in (("1.0", {"GRU": "refuses", "LSTM": "refuses"}), ("2.0", {"GRU": "accepts", "LSTM": "refuses"}),
                        ("3.0", {"GRU": "accepts", "LSTM": "accepts"}))]
     envs.append({"package": "double", "version": "2.5", "error": "broken: every probe crashed", "state": "broken"})
-    model = build(records(), environments=envs)
+    model = build(records_of(records()), environments=envs)
     rows = {(r["spec"], r["op"]): r for r in model["support"]["double"]}
     assert model["releases"]["double"] == ["1.0", "2.0", "2.5", "3.0"]
     gru, lstm = rows[("onnx-22", "GRU")], rows[("onnx-22", "LSTM")]
@@ -428,7 +429,7 @@ def test_the_terminal_table_keeps_versions_whole_names_files_relatively_and_narr
         r["runtime_version"] = r["runtime_version"].replace("1.0", "2026.0.0").replace("2.0", "2026.1.0").replace(
             "3.0", "2026.10.12")
         r["target"] = f"double-{r['runtime_version']}/CPU@onnx-14"
-    model = build(recs)
+    model = build(records_of(recs))
     for width, terminal in ((80, False), (60, True), (200, True)):
         out = io.StringIO()
         print_history(Console(file=out, width=width, force_terminal=terminal, color_system=None), model)
@@ -442,7 +443,7 @@ def test_the_terminal_table_keeps_versions_whole_names_files_relatively_and_narr
 
 
 def test_expectations_that_cover_nothing_give_one_warning_with_a_count(tmp_path):
-    model = build(records(), expectations=entries(tmp_path, "double-*/CPU@*", "never seen", "nothing either"))
+    model = build(records_of(records()), expectations=entries(tmp_path, "double-*/CPU@*", "never seen", "nothing either"))
     out = io.StringIO()
     print_history(Console(file=out, width=80), model)
     text = out.getvalue()
@@ -455,7 +456,7 @@ def test_bisect_narrows_a_change_of_support_as_it_narrows_a_class():
         {"target": f"double-{v}/CPU@onnx-22", "spec": "onnx-22", "op": "LSTM", "state": state, "why": ""}]}
         for v, state in (("1.0", "refuses"), ("2.0", "accepts"), ("3.0", "accepts"))]
     steady = [record("double/b[x=2]", rel, "pass") for rel in ("1.0", "2.0", "3.0")]   # no class changes
-    model = build(steady, environments=envs)
+    model = build(records_of(steady), environments=envs)
     every = {"double": ["1.0", "1.2", "1.4", "1.6", "2.0", "2.5", "3.0"]}
     tried = {("double", v) for v in ("1.0", "2.0", "3.0")}
     assert gaps_in(model, tried, every) == [("double", "1.4")]
@@ -468,6 +469,6 @@ def test_repeats_go_where_a_boundary_or_a_regression_could_be_luck():
     luck (stale memory holding the right values) must not move a boundary unseen."""
     recs = (strip_records("double/z[x=1]", {"1.0": "pass", "2.0": "fail", "3.0": "fail", "4.0": "pass"})
             + strip_records("double/c[x=1]", {"1.0": "fail", "2.0": "pass", "3.0": "fail", "4.0": "fail"}))
-    wanted = suspects(build(recs))
+    wanted = suspects(build(records_of(recs)))
     assert wanted == {("double", "1.0"): {"double/z[x=1]", "double/c[x=1]"}, ("double", "4.0"): {"double/z[x=1]", "double/c[x=1]"},
                       ("double", "2.0"): {"double/c[x=1]"}, ("double", "3.0"): {"double/c[x=1]"}}

@@ -75,8 +75,8 @@ class Bundle:
         return {"schema": SCHEMA, "written": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                 "kind": self.subject.kind, "cluster": (self.subject.cluster or {}).get("id"),
                 "cause": self.subject.cause, "case": self.ran.case.id, "source_cases": [c.id for c in self.subject.cases],
-                "removed": self.removed, "target": r["target"], "verdict": r["verdict"], "message": r.get("message", ""),
-                "worst": r.get("worst"), "effective": r.get("effective"), "declared": r.get("declared"),
+                "removed": self.removed, "target": r.target, "verdict": r.verdict, "message": r.message,
+                "worst": r.worst, "effective": r.effective, "declared": r.declared,
                 "tracker": getattr(self.tracker, "project", ""), "search": self.search,
                 "requirements": self.requirements, "files": self.listing,
                 "expectation": self.expectation or None,
@@ -103,15 +103,15 @@ def make(subject: Subject, target, pool, out_dir: Path, mode: str = "auto", time
             case = subject.cases[0]
         ran = run_pair(case, target, pool, scratch / "run", timeout)
         if not same_failure(ran.record, subject.verdict, subject.against_declared):
-            raise BundleError(f"{case.id} on {target.id} is {ran.record['verdict']} now, not "
+            raise BundleError(f"{case.id} on {target.id} is {ran.record.verdict} now, not "
                               f"{subject.verdict}: the divergence does not show in the suite itself "
-                              f"({(ran.record.get('message') or '').splitlines()[0][:300] if ran.record.get('message') else ''})")
+                              f"({(ran.record.message or '').splitlines()[0][:300] if ran.record.message else ''})")
         bundle = Bundle(subject, ran, Path(out_dir) / subject.name, removed,
                         browser=dict(target.ref.kwargs).get("executable", "") if target.runtime == "webnn" else "")
         staging = scratch / "bundle"
         files.write(bundle, staging, plugin)
         log(f"  {subject.name}: verifying repro.py in a fresh interpreter ...")
-        message = str(ran.record.get("message") or "")
+        message = str(ran.record.message or "")
         refusal = message.split("rejected a valid case: ", 1)[1] if subject.verdict == "rejected" and \
             "rejected a valid case: " in message else ""
         if bundle.browser:

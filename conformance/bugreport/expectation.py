@@ -11,6 +11,11 @@ found today, to be replaced by the issue's URL once it is filed.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from conformance.results import Record
+
 import datetime
 from pathlib import Path
 
@@ -41,23 +46,23 @@ def entry_at(where: str) -> dict:
     return {}
 
 
-def known(records: list[dict]) -> dict:
+def known(records: list[Record]) -> dict:
     """The expectation that covers these records (the first that names one), with its upstream text."""
     for record in records:
-        entry = record.get("expected") or {}
+        entry = record.expected or {}
         if entry.get("where"):
             raw = entry_at(entry["where"])
             return dict(entry, upstream=str(raw.get("upstream", "")).strip(), link=entry.get("link", ""))
     return {}
 
 
-def _carried(keys: list[str], records: list[dict]) -> list[str]:
+def _carried(keys: list[str], records: list[Record]) -> list[str]:
     """The tokens among ``keys`` (a key ending in ``=`` stands for its prefix) the records carry."""
-    return sorted({t for r in records for t in r.get("features") or []
+    return sorted({t for r in records for t in r.features or []
                    if any(t == k or (k.endswith("=") and t.startswith(k)) for k in keys)})
 
 
-def _tokens_of(feature_name: str, records: list[dict]) -> list[str]:
+def _tokens_of(feature_name: str, records: list[Record]) -> list[str]:
     """The tokens the records carry for one feature of the table. Where some record carries none of
     them, the tokens of the same spec clause are taken too, so that the entry covers every record: an
     execution form's cause "sequence_lens is given (full)" means sequence_lens is given at all (the
@@ -68,14 +73,14 @@ def _tokens_of(feature_name: str, records: list[dict]) -> list[str]:
         return []
     keys = list(feature.tokens)
     found = _carried(keys, records)
-    if found and any(not set(r.get("features") or []) & set(found) for r in records):
+    if found and any(not set(r.features or []) & set(found) for r in records):
         clauses = {clause for clause in feature.tokens.values() if clause}
         keys += [k for f in FEATURES if f is not feature for k, clause in f.tokens.items() if clause in clauses]
         found = _carried(keys, records)
     return found or [k + "*" if k.endswith("=") else k for k in keys[:1]]
 
 
-def draft(cluster: dict, records: list[dict]) -> dict:
+def draft(cluster: dict, records: list[Record]) -> dict:
     """The expectations entry that would cover ``cluster`` (its ``records``)."""
     entry: dict = {}
     features = []
@@ -91,15 +96,15 @@ def draft(cluster: dict, records: list[dict]) -> dict:
     specs = sorted({t.rsplit("@", 1)[1] for t in cluster.get("targets") or [] if "@" in t})
     entry["targets"] = [f"{cluster['runtime']}-*@{s}" for s in specs] if len(specs) > 1 else \
         f"{cluster['runtime']}-*@{specs[0]}" if specs else f"{cluster['runtime']}-*"
-    precisions = sorted({str((r.get("declared") or {}).get("precision") or (r.get("effective") or {}).get("precision"))
-                         for r in records if r.get("declared")})
+    precisions = sorted({str((r.declared or {}).get("precision") or (r.effective or {}).get("precision"))
+                         for r in records if r.declared})
     if "configuration" in (cluster.get("features") or []) and precisions:
         entry["config"] = {"precision": precisions if len(precisions) > 1 else precisions[0]}
     forms = _forms_of(records)
     if forms:   # every pair ran in these execution forms: the entry covers them, not the plain form
         entry["config"] = dict(entry.get("config") or {}, **forms)
     entry["verdict"] = cluster["verdict"]
-    versions = sorted({str(r.get("runtime_version")) for r in records if r.get("runtime_version")})
+    versions = sorted({str(r.runtime_version) for r in records if r.runtime_version})
     if versions and all(_is_version(v) for v in versions):
         entry["versions"] = ",".join(f"=={v}" for v in versions) if len(versions) == 1 else \
             f">={versions[0]},<={versions[-1]}"
@@ -109,12 +114,12 @@ def draft(cluster: dict, records: list[dict]) -> dict:
     return entry
 
 
-def _forms_of(records: list[dict]) -> dict:
+def _forms_of(records: list[Record]) -> dict:
     """The execution forms (conformance/runtimes/forms.py) every record ran in: {key: value}."""
     from conformance.runtimes.forms import asked
     shared: dict | None = None
     for record in records:
-        forms = asked(str(record.get("config") or "default"))
+        forms = asked(str(record.config or "default"))
         shared = forms if shared is None else {k: v for k, v in shared.items() if forms.get(k) == v}
     return shared or {}
 

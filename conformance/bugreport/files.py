@@ -4,6 +4,11 @@ repro.py's output, and bundle.json)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from conformance.results import Record
+
 import ast
 import json
 import shutil
@@ -29,7 +34,7 @@ def _pin(distribution: str) -> str:
     return f"{distribution}=={version}"
 
 
-def _plugin(record: dict, plugin: dict | None) -> dict | None:
+def _plugin(record: Record, plugin: dict | None) -> dict | None:
     """How repro.py reaches a runtime plugin: through its installed distribution, or its module file
     copied beside it (a module that imports nothing of its own package), with the distributions that
     module imports."""
@@ -75,12 +80,12 @@ def write(bundle, folder: Path, plugin: dict | None = None) -> None:
     plug = _plugin(record, plugin)
     runner = script.runner_of(record, plugin=plug is not None)
     if runner is None:
-        raise NotReportable(f"{record['runtime']} runs {script.program_format(record)} programs that no standalone API "
+        raise NotReportable(f"{record.runtime} runs {script.program_format(record)} programs that no standalone API "
                             f"runs here (the suite's own interpreter, or a runtime this machine lacks)")
     try:
         bundle.replay = replay = replay_of(ran)
     except FormNotReproduced as exc:
-        raise NotReportable(f"{record['target']}: {exc}") from None
+        raise NotReportable(f"{record.target}: {exc}") from None
     # the call whose outputs repro.py compares: the case's own, or, in a form, the call that failed
     judged, judged_case = (replay.program, replay.case) if replay else (program, case)
     folder.mkdir(parents=True)
@@ -102,13 +107,13 @@ def write(bundle, folder: Path, plugin: dict | None = None) -> None:
         shutil.copy2(plug["copy"], folder / Path(plug["copy"]).name)
     _case_file(case, record, folder)
     _facts(bundle, record, case, program, subject, plug)
-    summary = textwrap.fill(f"{record['target']} {issue.verb(subject.verdict)} {case.describe()}. "
+    summary = textwrap.fill(f"{record.target} {issue.verb(subject.verdict)} {case.describe()}. "
                             f"{subject.cause}. Spec: {bundle.clause} ({bundle.clause_url}).", 96)
     if runner.template == "webnn_page":
-        browser = str((record.get("effective") or {}).get("browser") or browser_of(bundle))
+        browser = str((record.effective or {}).get("browser") or browser_of(bundle))
         bundle.requirements = []
         (folder / "requirements.txt").write_text(
-            f"# no Python package: repro.html runs in a browser whose WebNN works, as {record['target']} did\n"
+            f"# no Python package: repro.html runs in a browser whose WebNN works, as {record.target} did\n"
             f"# {browser}\n")
         (folder / "repro.html").write_text(script.render_page(ran, names, bundle.title, summary, subject.verdict,
                                                               browser, _compute(bundle)))
@@ -119,7 +124,7 @@ def write(bundle, folder: Path, plugin: dict | None = None) -> None:
     if any(p.name.endswith(".bf16.npy") for p in folder.rglob("*.npy")):
         bundle.requirements.append(_pin("ml_dtypes"))
     (folder / "requirements.txt").write_text(
-        f"# the versions {record['runtime']} diverged with ({record['target']})\n" + "\n".join(bundle.requirements) + "\n")
+        f"# the versions {record.runtime} diverged with ({record.target})\n" + "\n".join(bundle.requirements) + "\n")
     (folder / "repro.py").write_text(script.render(ran, runner, names, bundle.title, summary,
                                                    replay.verdict if replay else subject.verdict,
                                                    plugin=plug, compute=_compute(bundle), replay=replay))
@@ -134,23 +139,23 @@ def modules_of(bundle) -> tuple:
     return tuple(sorted({line.split()[1].split(".")[0] for line in lines} - {"numpy"}))
 
 
-def _facts(bundle, record: dict, case, program, subject, plug) -> None:
+def _facts(bundle, record: Record, case, program, subject, plug) -> None:
     """What ISSUE.md and the scripts say about the report: its tracker, clause, title, search link."""
     from conformance.specs import SPECS
     bundle.numpy = metadata.version("numpy")
     bundle.expectation = known(subject.records)
-    bundle.tracker = issue.tracker_for(record.get("runtime_family", record["runtime"]),
+    bundle.tracker = issue.tracker_for(record.runtime_family or record.runtime,
                                        bundle.expectation.get("kind", ""), plugin=plug is not None)
-    bundle.clause = SPECS[record["spec"]].clause(case)
-    bundle.clause_url = issue.clause_url(record["spec"], case, program)
-    bundle.title = f"{record['runtime']} {record.get('runtime_version', '')}: {subject.cause}"
+    bundle.clause = SPECS[record.spec].clause(case)
+    bundle.clause_url = issue.clause_url(record.spec, case, program)
+    bundle.title = f"{record.runtime} {record.runtime_version}: {subject.cause}"
     bundle.search = issue.search_link(bundle.tracker, case, subject)
 
 
 def browser_of(bundle) -> str:
     """The browser a WebNN target ran in, in words (its version and executable)."""
     record = bundle.ran.record
-    return f"{record['runtime']} {record.get('runtime_version', '')} ({bundle.browser or 'the suite browser'})"
+    return f"{record.runtime} {record.runtime_version} ({bundle.browser or 'the suite browser'})"
 
 
 def _program_files(ran, folder: Path, program) -> dict:
@@ -166,7 +171,7 @@ def _program_files(ran, folder: Path, program) -> dict:
         return names
     if not ran.files:
         raise NotReportable(f"the run wrote no program file for {program.spec} (refused while it was built?): "
-                            f"{(ran.record.get('message') or '')[:300]}")
+                            f"{(ran.record.message or '')[:300]}")
     for path in ran.files:
         shutil.copy2(path, folder / path.name)
     names["model"] = ran.files[0].name
@@ -184,12 +189,12 @@ def _expected(bundle, folder: Path, case, program, page: bool = False) -> None:
     from conformance.runtimes.effective import BY_NAME
     from conformance.specs import SPECS
     compute, accumulation, rounding = "", None, "nearest"
-    declared = record.get("declared") or {}
+    declared = record.declared or {}
     if bundle.subject.against_declared and declared.get("precision") in BY_NAME:
-        effective = record.get("effective") or {}
+        effective = record.effective or {}
         compute = BY_NAME[declared["precision"]].dtype
         accumulation, rounding = effective.get("accumulation"), effective.get("rounding", "faithful")
-    vectors = vectors_of(case, SPECS[record["spec"]].semantics, reading=record.get("reading") or None,
+    vectors = vectors_of(case, SPECS[record.spec].semantics, reading=record.reading or None,
                          compute=compute, accumulation=accumulation, rounding=rounding)
     bundle.vectors = vectors
     for _, canonical in program.outputs:
@@ -216,10 +221,10 @@ def _compute(bundle) -> str:
     return str(getattr(vectors, "compute", "") or "")
 
 
-def _case_file(case, record: dict, folder: Path) -> None:
+def _case_file(case, record: Record, folder: Path) -> None:
     from conformance.fuzz.reproducer import case_document, render
     from conformance.specs import SPECS
-    doc = case_document(case, [SPECS[record["spec"]].clause(case)], f"bug report: {record['target']}")
+    doc = case_document(case, [SPECS[record.spec].clause(case)], f"bug report: {record.target}")
     (folder / "case.yaml").write_text(render(doc, [f"The smallest case of the report ({case.id})."]))
 
 
@@ -228,7 +233,7 @@ def finish(bundle, folder: Path) -> None:
     from conformance.fuzz.reproducer import repro_command
     record = bundle.ran.record
     command = repro_command(Path("case.yaml"), [record], {})
-    config = str(record.get("config") or "default")
+    config = str(record.config or "default")
     bundle.suite_repro = command + (f" --config {config}" if config != "default" else "")
     (folder / "ISSUE.md").write_text(issue.render(bundle))
     bundle.listing = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) + ["bundle.json"]

@@ -20,6 +20,11 @@ call the case's own verdict needs: the pair's other verdicts are replayed as the
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from conformance.results import Record
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,11 +58,11 @@ def replay_of(ran) -> Replay | None:
     """How repro.py replays ``ran`` (conformance.bugreport.pair.Ran), or None for a pair of the default
     form (one call, one fresh model); raises :class:`FormNotReproduced`."""
     record = ran.record
-    config = str(record.get("config") or "default")
+    config = str(record.config or "default")
     forms = asked(config)
     if not forms:
         return None
-    verdict = str(record.get("verdict") or "")
+    verdict = str(record.verdict or "")
     if forms.get("threads", "1") != "1":
         raise FormNotReproduced(f"threads={forms['threads']}: the suite saw it with requests running at once from "
                                 f"several threads, which a single-threaded repro.py does not replay (the suite's "
@@ -71,7 +76,7 @@ def replay_of(ran) -> Replay | None:
     if not form:
         return None
     if verdict == "state-leak" and not any(r.get("verdict") not in ("pass", "unspecified")
-                                           for r in record.get("runs") or []):
+                                           for r in record.runs or []):
         raise FormNotReproduced("the state leak is two runs of the same input that both pass but differ from each "
                                 "other by more than the runtime may; repro.py compares a run with the spec only "
                                 "(the suite's repro command shows both runs)")
@@ -81,7 +86,7 @@ def replay_of(ran) -> Replay | None:
     upto = step[2][:step[2].index(judged) + 1]
     calls = [plan.calls[k] for k in upto]
     judged_calls = [k for k, c in enumerate(plan.calls) if c.judged]
-    runs = record.get("runs") or []
+    runs = record.runs or []
     own = runs[judged_calls.index(judged)].get("verdict") if len(runs) == len(judged_calls) else None
     return Replay(step[0] == "loaded", [c.program.feeds for c in calls], [c.label for c in calls],
                   calls[-1].case, calls[-1].program, compose("default", form),
@@ -100,12 +105,12 @@ def _plan(ran, config: str):
     return pair_forms.build(ran.case, config, translated, ran.program, lambda p: p)
 
 
-def _judged(plan, record: dict) -> int:
+def _judged(plan, record: Record) -> int:
     """The call whose judgement the record carries (conformance/run/forms.py ``judge``): the call of a
     state leak that is not pass, else the case's own call where it is not pass, else the first judged
     call that is not; the record's ``runs`` list the judged calls' verdicts in order."""
     judged = [k for k, c in enumerate(plan.calls) if c.judged]
-    runs = record.get("runs") or []
+    runs = record.runs or []
     if len(runs) != len(judged):
         return plan.main
     verdicts = {k: r.get("verdict") for k, r in zip(judged, runs)}

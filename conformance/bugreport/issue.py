@@ -10,6 +10,11 @@ expectations file as a spec ambiguity goes to the spec's tracker (ONNX's questio
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from conformance.results import Record
+
 import json
 import platform
 import urllib.parse
@@ -126,8 +131,8 @@ def search_link(tracker: Tracker, case, subject) -> str:
     return tracker.search + urllib.parse.quote_plus(" ".join(words)) if tracker.search else ""
 
 
-def _worst(record: dict) -> str:
-    w = record.get("worst") or {}
+def _worst(record: Record) -> str:
+    w = record.worst or {}
     if not w:
         return ""
     at = f"{w['output']}[{','.join(map(str, w['index']))}]"
@@ -139,18 +144,18 @@ def facts(bundle) -> dict:
     """Every fact a template may ask for, as Markdown."""
     from conformance.runtimes.effective import describe_host, host
     record, case, subject, check = bundle.ran.record, bundle.ran.case, bundle.subject, bundle.verification
-    runtime = f"{record['runtime']} {record.get('runtime_version', '')}"
+    runtime = f"{record.runtime} {record.runtime_version}"
     clause = bundle.clause
     expected_entry = bundle.expectation or {}
-    effective = {k: v for k, v in (record.get("effective") or {}).items() if k != "source"}
-    device = record.get("device", "CPU")
-    if record.get("runtime_family", record["runtime"]) == "onnxruntime":
+    effective = {k: v for k, v in (record.effective or {}).items() if k != "source"}
+    device = record.device or "CPU"
+    if (record.runtime_family or record.runtime) == "onnxruntime":
         device = f"{device} ({', '.join(effective.get('providers') or [device + 'ExecutionProvider'])})"
     reproduce = (f"The attached folder reproduces it without any other tool (files: "
                  f"{', '.join(bundle.listing)}):\n\n```sh\npip install -r requirements.txt\npython repro.py   "
                  f"# exit status 1: the divergence shows\n```\n\n`repro.py`'s output on the machine below:\n\n"
                  f"```\n{check.output.strip()}\n```")
-    describe = (f"{runtime} ({device}, configuration `{record.get('config', 'default')}`) "
+    describe = (f"{runtime} ({device}, configuration `{record.config or 'default'}`) "
                 f"{verb(subject.verdict)} a valid {case.op} {case.form} model that {clause} defines "
                 f"({bundle.clause_url}).\n\nCause, as narrowed down by rnn-conformance (features removed one at a time): "
                 f"{subject.cause}.\n\nThe case: {case.describe()}.")
@@ -182,14 +187,14 @@ def facts(bundle) -> dict:
               f"- effective configuration: `{json.dumps(effective, sort_keys=True)}`")
     notes = "\n\n".join(x for x in (
         known, f"Search for duplicates: {bundle.search}" if bundle.search else "",
-        f"Found by rnn-conformance (target `{record['target']}`); the suite's own reproduction: "
+        f"Found by rnn-conformance (target `{record.target}`); the suite's own reproduction: "
         f"`{bundle.suite_repro}`") if x)
     return {
         "describe": describe, "describe_with_code": describe + "\n\n" + reproduce, "reproduce": reproduce,
         "expected": expected, "urgency": "None given: a conformance divergence found by a test suite.",
         "platform": platform.system(), "os": platform.platform(), "install": "Released package (pip)",
         "version": runtime.strip(), "api": "Python", "architecture": platform.machine(), "device": device,
-        "device_library": "—", "framework": "ONNX" if record.get("spec", "").startswith("onnx") else "None",
+        "device_library": "—", "framework": "ONNX" if record.spec.startswith("onnx") else "None",
         "model": f"{bundle.program} (attached; {case.describe()})",
         "log": f"```\n{check.output.strip()}\n```",
         "checklist": ("- [x] I'm reporting an issue. It's not a question.\n- [x] I checked the problem with the "

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from conformance.results import MemoryStore
+from conformance.results import MemoryStore, Record
 from conformance.run.engine import Engine, Options
 
 
@@ -25,13 +25,13 @@ from conformance.run.engine import Engine, Options
 class Ran:
     case: Any                            # conformance.case.model.Case
     target: Any                          # conformance.runtimes.base.Target
-    record: dict
+    record: Record
     program: Any                         # conformance.specs.Program: feeds, outputs, transforms
     files: list[Path] = field(default_factory=list)   # the program's files, as the run wrote them
 
     @property
     def verdict(self) -> str:
-        return str(self.record.get("verdict", ""))
+        return str(self.record.verdict)
 
 
 def program_of(case, target):
@@ -51,21 +51,21 @@ def run_pair(case, target, pool, folder: Path, timeout: float = 120.0, prec: int
                       batch=False)
     with np.errstate(all="ignore"):
         Engine([case], [target], store, options).run(pool)
-    record = store.records[-1]
+    record = Record.from_dict(store.records[-1])   # the engine's line
     return Ran(case, target, record, program_of(case, target), program_files(record))
 
 
-def program_files(record: dict) -> list[Path]:
+def program_files(record: Record) -> list[Path]:
     """The files of the program the record ran: its main file and the files its spec wrote beside it
     under the same name (an IR's ``.bin``, torch's ``.npz``, DirectML's buffers), without the
     runtime's own conversions (``artefacts``)."""
-    main = record.get("program")
+    main = record.program
     if not main:
         return []
     path = Path(main)
     if not path.exists():
         return []
-    converted = {Path(a).name for a in record.get("artefacts") or []}
+    converted = {Path(a).name for a in record.artefacts or []}
     stem = path.name.split(".", 1)[0]
     siblings = [p for p in sorted(path.parent.iterdir())
                 if p.is_file() and p.name.split(".", 1)[0] == stem and p.name not in converted]

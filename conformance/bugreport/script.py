@@ -10,6 +10,11 @@ its module copied beside the script where no installed distribution carries it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from conformance.results import Record
+
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,15 +78,15 @@ OV_ELEMENT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64":
 OV_HINTS = ("f32", "f16", "bf16")
 
 
-def runner_of(record: dict, plugin: bool = False) -> Runner | None:
+def runner_of(record: Record, plugin: bool = False) -> Runner | None:
     if plugin:
         return PLUGIN
-    return RUNNERS.get((str(record.get("runtime_family") or record["runtime"]), program_format(record)))
+    return RUNNERS.get((str(record.runtime_family or record.runtime), program_format(record)))
 
 
-def program_format(record: dict) -> str:
+def program_format(record: Record) -> str:
     from conformance.specs import SPECS
-    spec = SPECS.get(record["spec"])
+    spec = SPECS.get(record.spec)
     return spec.format if spec is not None else "onnx"
 
 
@@ -180,12 +185,12 @@ def render(ran, runner: Runner, files: dict, title: str, summary: str, verdict: 
     record, case = ran.record, ran.case
     program = replay.program if replay is not None else ran.program   # the compared call's outputs
     env = _env()
-    config, device = str(record.get("config") or "default"), str(record.get("device") or "CPU")
+    config, device = str(record.config or "default"), str(record.device or "CPU")
     model = files["model"]
     context: dict = {"model": model, "config": config, "device": device}
     imports = list(runner.imports)
     if runner.template == "onnxruntime":
-        providers = (record.get("effective") or {}).get("providers") or [f"{device}ExecutionProvider"]
+        providers = (record.effective or {}).get("providers") or [f"{device}ExecutionProvider"]
         context["provider"] = providers[0]
     elif runner.template == "openvino":
         context["properties"] = openvino_properties(config, case.dtype)
@@ -225,7 +230,7 @@ def render(ran, runner: Runner, files: dict, title: str, summary: str, verdict: 
         loaded=bool(replay is not None and replay.loaded and runner.template in LOADERS),
         form=replay.words if replay is not None else "", config=config,
         bound_for=bound_for(case.dtype, compute),
-        runtime=f"{record['runtime']} {record.get('runtime_version', '')}".strip(),
+        runtime=f"{record.runtime} {record.runtime_version}".strip(),
         violates=getattr(case, "violates", "") or "")
 
 
@@ -237,7 +242,7 @@ def render_page(ran, files: dict, title: str, summary: str, verdict: str, browse
     from conformance.specs.webnn import REPLAY_PAGE
     replay = re.search(r"<script>(.*?)</script>", REPLAY_PAGE.read_text(), re.S)
     assert replay is not None, "the replay page has its script inline"
-    device = str(ran.record.get("device") or "default").lower()
+    device = str(ran.record.device or "default").lower()
     outputs = [[name, canonical] for name, canonical in ran.program.outputs]
     return _env().get_template("repro.html.j2").render(
         title=title, summary=summary, model=files["model"], browser=browser, replay=replay.group(1).strip(),

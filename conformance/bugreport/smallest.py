@@ -10,6 +10,11 @@ already reduced so, and is taken as it is.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from conformance.results import Record
+
 import dataclasses
 from collections.abc import Callable
 
@@ -38,13 +43,13 @@ def keeps(cause_features: list[str]) -> Callable:
     return check
 
 
-def same_failure(record: dict, verdict: str, against_declared: bool) -> bool:
+def same_failure(record: Record, verdict: str, against_declared: bool) -> bool:
     """The candidate's record shows the cluster's failure: its verdict, and where the cluster is
     judged against the precision its pairs compute in, a fail against that precision too."""
-    if record.get("verdict") != verdict:
+    if record.verdict != verdict:
         return False
     if against_declared:
-        return (record.get("declared") or {}).get("verdict") == "fail"
+        return (record.declared or {}).get("verdict") == "fail"
     return True
 
 
@@ -54,7 +59,7 @@ def smallest_case(cases: list, cause_features: list[str], run: Callable, verdict
     runs a candidate on the report's target and returns its record."""
     start = min(cases, key=size)
     keep = keeps(cause_features)
-    seen: dict[str, dict] = {}
+    seen: dict[str, Record] = {}
 
     def rename(case):
         return dataclasses.replace(case, id=f"{start.id}~smallest-{case.digest[:8]}")

@@ -9,6 +9,11 @@ fewest execution forms, an ONNX program and the newest spec version.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from conformance.results import Record
+
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -41,14 +46,14 @@ class Subject:
     reduce: bool = True
 
 
-def _narrower(record: dict) -> bool:
-    return bool(record.get("declared"))
+def _narrower(record: Record | None) -> bool:
+    return record is not None and bool(record.declared)
 
 
 def choose_target(cluster: dict, by_pair: dict) -> str:
     """The target a cluster's report is made on (the module docstring says how)."""
     def key(target: str):
-        records = [by_pair.get((c, target)) or {} for c in cluster["cases_by_target"][target]]
+        records = [by_pair.get((c, target)) for c in cluster["cases_by_target"][target]]
         # a configuration that computes narrower than the model's type, as its id says or its pairs' judgements
         narrower = "→" in target or (all(_narrower(r) for r in records) if records else True)
         head, _, spec = target.rpartition("@")
@@ -67,8 +72,8 @@ def is_real(cluster: dict, by_pair: dict) -> tuple[bool, str]:
     kinds = set()
     for target, ids in cluster.get("cases_by_target", {}).items():
         for case in ids:
-            record = by_pair.get((case, target)) or {}
-            kinds.add(str((record.get("expected") or {}).get("kind") or "new"))
+            record = by_pair.get((case, target))
+            kinds.add(str(((record.expected if record is not None else None) or {}).get("kind") or "new"))
     if kinds == {"reduced-precision"}:
         return False, ("every pair of it is within the precision its configuration computes in by design "
                        "(an expectation of kind reduced-precision covers it): nothing to report upstream")
@@ -82,7 +87,7 @@ def from_cluster(cluster: dict, by_pair: dict, load_case) -> Subject:
     cases = [case for case in (load_case(r) for r in records) if case is not None]
     if not cases:
         raise SubjectError(f"cluster {cluster['id']}: none of its cases on {target} could be loaded from its case file")
-    against_declared = bool(records) and all(_narrower(r) and (r.get("declared") or {}).get("verdict") == "fail"
+    against_declared = bool(records) and all(_narrower(r) and (r.declared or {}).get("verdict") == "fail"
                                              for r in records)
     features = [f for f in cluster.get("features") or [] if f != "configuration"]
     return Subject("cluster", f"{cluster['id']}-{cluster['runtime']}", target, cluster["verdict"], cluster["cause"],
@@ -93,23 +98,23 @@ def from_cluster(cluster: dict, by_pair: dict, load_case) -> Subject:
 REPORTED = ("fail", "rejected", "accepted-invalid")
 
 
-def pair_folder(record: dict) -> str:
+def pair_folder(record: Record) -> str:
     """A case x target report's folder name: the runtime, the case's family and a digest of the pair,
     so that reports of several pairs (two cases, or one case on two targets) share an --out folder
     without one replacing another: ``pair-openvino-invalid-gru-hidden_size-1f0c2a9b``."""
-    family = re.sub(r"[^A-Za-z0-9_]+", "-", str(record["case"]).split("[", 1)[0]).strip("-")
-    digest = hashlib.sha256(f"{record['case']}\n{record['target']}".encode()).hexdigest()[:8]
-    return f"pair-{record['runtime']}-{family}-{digest}"
+    family = re.sub(r"[^A-Za-z0-9_]+", "-", str(record.case).split("[", 1)[0]).strip("-")
+    digest = hashlib.sha256(f"{record.case}\n{record.target}".encode()).hexdigest()[:8]
+    return f"pair-{record.runtime}-{family}-{digest}"
 
 
-def from_pair(record: dict, case) -> Subject:
-    if record.get("verdict") not in REPORTED:
+def from_pair(record: Record, case) -> Subject:
+    if record.verdict not in REPORTED:
         why = ("a crash or a hang is not reproduced by repro.py (run the suite's repro command)"
-               if record.get("verdict") in ("crash", "timeout") else "nothing diverges to report")
-        raise SubjectError(f"{record['case']} on {record['target']} is {record.get('verdict') or 'not run'}: {why}")
-    return Subject("pair", pair_folder(record), record["target"], record["verdict"],
-                   f"{record['verdict']} on {record['case']}", [case], [record], [],
-                   against_declared=(record.get("declared") or {}).get("verdict") == "fail", reduce=False)
+               if record.verdict in ("crash", "timeout") else "nothing diverges to report")
+        raise SubjectError(f"{record.case} on {record.target} is {record.verdict or 'not run'}: {why}")
+    return Subject("pair", pair_folder(record), record.target, record.verdict,
+                   f"{record.verdict} on {record.case}", [case], [record], [],
+                   against_declared=(record.declared or {}).get("verdict") == "fail", reduce=False)
 
 
 def from_finding(path: Path) -> Subject:

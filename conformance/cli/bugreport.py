@@ -3,6 +3,11 @@ target of a run, or a fuzzer's finding; `--expectation` prints the expectations 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from conformance.results import Record
+
 import sys
 from pathlib import Path
 
@@ -14,10 +19,10 @@ from conformance.cli.options import DEFAULT_CASES, EXIT_FAILURES, EXIT_OK
 class Run:
     """A run's results (results.jsonl, clusters.json) and the cases its records name."""
 
-    def __init__(self, records: list, clusters: list | None):
+    def __init__(self, records: list[Record], clusters: list | None):
         self.records = records
         self.clusters = clusters or []
-        self.by_pair = {(r["case"], r["target"]): r for r in self.records}
+        self.by_pair = {(r.case, r.target): r for r in self.records}
         self._files: dict = {}
 
     @classmethod
@@ -29,19 +34,19 @@ class Run:
             raise click.UsageError(str(exc)) from exc
         return cls(loaded.records, loaded.clusters)
 
-    def case(self, record: dict):
+    def case(self, record: Record):
         """The case a record names, read from its case file; a summary line of a known divergence
         (``--artifacts failing``) names no file, and its case is looked up in ./cases (every tier).
         None where neither has it."""
         from conformance.case.load import load_file, load_paths
-        path = str(record.get("file") or "")
+        path = str(record.file or "")
         if path not in self._files:
             if path:
                 cases, _ = load_file(path) if Path(path).is_file() else ([], [])
             else:
                 cases, _ = load_paths([p for p in DEFAULT_CASES if Path(p).is_dir()], tier="all")
             self._files[path] = {c.id: c for c in cases}
-        return self._files[path].get(record["case"])
+        return self._files[path].get(record.case)
 
     def cluster(self, cluster_id: str) -> dict:
         found = next((c for c in self.clusters if c.get("id") == cluster_id), None)
@@ -51,13 +56,13 @@ class Run:
         return found
 
 
-def plugins_of(records: list) -> tuple:
+def plugins_of(records: list[Record]) -> tuple:
     """The runtime plugins a run's records were made with (their repro commands name them)."""
     import shlex
     found = []
     for record in records:
-        if record.get("plugin") and "--runtime-plugin" in str(record.get("repro", "")):
-            words = shlex.split(record["repro"])
+        if record.plugin and "--runtime-plugin" in str(record.repro):
+            words = shlex.split(record.repro)
             found += [words[i + 1] for i, w in enumerate(words[:-1]) if w == "--runtime-plugin"]
     return tuple(dict.fromkeys(found))
 
@@ -75,7 +80,7 @@ def subjects_of(run: Run, cluster_ids, case_id, target_id, every: bool, log, err
             raise click.UsageError(f"the run has no verdict of {case_id} on {target_id}")
         case = run.case(record)
         if case is None:
-            raise click.UsageError(f"{record.get('file')}: the case file of {case_id} cannot be read")
+            raise click.UsageError(f"{record.file}: the case file of {case_id} cannot be read")
         try:
             return [from_pair(record, case)]
         except SubjectError as exc:

@@ -311,16 +311,15 @@ def merge(out_dir: Path, envs: list, expectations, started: str, timings: dict, 
     a release's run folder keeps the pairs of earlier selections too), judged under the
     expectations, with the report and the history view beside it."""
     from conformance.files import write_atomic
-    from conformance.gate import classify
+    from conformance.gate import gated
     from conformance.report import history
     from conformance.run.session import write_reports
 
     out_dir = Path(out_dir)
     runs, marked, loaded = _load_runs(envs)
-    records = [dict(r, **classify(r, expectations, None)) for r in marked
-               if case_ids is None or r["case"] in case_ids]
+    records = [gated(r, expectations) for r in marked if case_ids is None or r.case in case_ids]
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(out_dir / "results.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+    write_atomic(out_dir / "results.jsonl", "".join(json.dumps(r.as_dict(), sort_keys=True) + "\n" for r in records))
     targets = [t for info in loaded.runs for t in info.get("targets", [])]
     info = {"started": started, "finished": datetime.datetime.now(datetime.UTC).isoformat(),
             "argv": sys.argv, "cases": case_paths, "targets": targets,

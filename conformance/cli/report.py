@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 
-from conformance.baseline import Baseline
 from conformance.compare.verdicts import FAILING
-from conformance.gate import Expectations, ExpectationsError, classify
+from conformance.gate import Expectations, ExpectationsError, gated
 from conformance.gate import expectation_paths as gate_paths
-from conformance.gate_audit import regate
+from conformance.gate.apply import regate
+from conformance.gate.baseline import Baseline
 from conformance.report.html import render
 from conformance.report.junit import write_junit
 from conformance.report.markdown import write_markdown
@@ -63,7 +63,7 @@ def report_command(results, out_dir, clusters_path, expectation_paths, no_expect
             click.echo(f"warning: {baseline}: {base.skipped} line(s) that are not results skipped (the first at "
                        f"line {base.first_skipped})", err=True)
         if expectations is None and base is None:
-            loaded.records = [dict(r, **classify(r, None)) for r in loaded.records]
+            loaded.records = [gated(r, None) for r in loaded.records]
         else:
             loaded.records = regate(loaded.records, expectations, base, loaded.clusters)
     first = Path(results[0])
@@ -72,7 +72,7 @@ def report_command(results, out_dir, clusters_path, expectation_paths, no_expect
     index = render(loaded.records, loaded.runs, out, loaded.clusters, artifacts)
     junit = write_junit(loaded.records, out / "junit.xml")
     summary = write_markdown(loaded.records, loaded.runs, out / "summary.md", loaded.clusters)
-    counts = Counter(r["verdict"] for r in loaded.records)
+    counts = Counter(r.verdict for r in loaded.records)
     failing = sum(n for v, n in counts.items() if v in FAILING)
     click.echo(f"{len(loaded.records)} verdicts from {len(loaded.sources)} results file"
                f"{'s' if len(loaded.sources) != 1 else ''}, {failing} divergent")

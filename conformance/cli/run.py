@@ -216,8 +216,8 @@ def _gate_inputs(expectation_paths, baseline, no_expectations=False):
         raise click.UsageError(str(exc)) from exc
     if not expectation_paths and not baseline:
         return None, None
-    from conformance.baseline import Baseline
     from conformance.gate import Expectations
+    from conformance.gate.baseline import Baseline
     try:
         return (Expectations.load(expectation_paths) if expectation_paths else None,
                 Baseline.load(baseline) if baseline else None)

@@ -16,6 +16,11 @@ runtime rejects the suite's own translation of the case too is the runtime's.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from conformance.results import Record
+
 #: the outcomes, in the report's order, with what each means
 OUTCOMES: tuple[tuple[str, str], ...] = (
     ("pass", "it ran and is right (in the precision the converter declares, where it declares one)"),
@@ -28,28 +33,28 @@ MEANING = dict(OUTCOMES)
 WRONG = ("fail", "state-leak", "inconsistent")
 
 
-def outcome(record: dict) -> str | None:
+def outcome(record: Record) -> str | None:
     """The outcome of a converter target's pair on a valid case; None for any other record, and for a
     case the converter's input spec cannot say (not-expressible: no program to convert)."""
-    if not record.get("converter") or record.get("expect", "valid") != "valid":
+    if not record.converter or (record.expect or "valid") != "valid":
         return None
-    verdict = record.get("verdict")
+    verdict = record.verdict
     if verdict in ("pass", "unspecified"):
         return "pass"
     if verdict == "rejected":
-        stage = (record.get("effective") or {}).get("stage", "")
+        stage = (record.effective or {}).get("stage", "")
         return "refused" if stage == "converter" else "invalid"
     if verdict in WRONG:
-        declared = record.get("declared") or {}
+        declared = record.declared or {}
         return "pass" if verdict == "fail" and declared.get("verdict") == "pass" else "wrong"
     if verdict in ("crash", "timeout", "error"):
         return "crash"
     return None
 
 
-def column(record: dict) -> str:
+def column(record: Record) -> str:
     """A converter target's pairs as one column: the converter, the runtime and its configuration
     (``torch.onnx-dynamo-2.13.0(opset=18) → onnxruntime-1.32.0 shape=dynamic``), spec versions merged."""
-    config = str(record.get("config") or "default")
-    runtime = f"{record.get('runtime', '?')}-{record.get('runtime_version', '')}".rstrip("-")
-    return f"{record['converter']} → {runtime}" + ("" if config == "default" else f" {config}")
+    config = str(record.config or "default")
+    runtime = f"{record.runtime or '?'}-{record.runtime_version}".rstrip("-")
+    return f"{record.converter} → {runtime}" + ("" if config == "default" else f" {config}")

@@ -42,6 +42,7 @@ from conformance.fuzz.scope import Scope
 from conformance.fuzz.signature import case_tokens, origin
 from conformance.fuzz.strategies import draw_case, with_id
 from conformance.gate import Expectations, classify
+from conformance.results import Record
 from conformance.run import Pool
 from conformance.run.probe import measured
 
@@ -121,7 +122,8 @@ class Campaign:
         for folder in config.known:
             if Path(folder).resolve() != Path(config.out_dir).resolve():
                 self.index.merge(FindingIndex.load(folder))
-        self.gate = (lambda rec: classify(rec, config.expectations)) if config.expectations else None
+        self.gate = ((lambda line: classify(Record.from_dict(line), config.expectations))   # the engine's line
+                     if config.expectations else None)
         self._start = self._stop_at = time.monotonic()
         self._hard_stop = math.inf  # set by run(); a finding reduced outside a campaign has no time limit
         self._seen: dict = {}       # origin -> Finding (latest raised in this hypothesis run)
@@ -147,9 +149,9 @@ class Campaign:
         if fresh:
             self._count(case, records)
         for rec in records:
-            ratio = rec.get("ratio")
+            ratio = rec.ratio
             if case.valid and isinstance(ratio, (int, float)) and math.isfinite(ratio):
-                target(float(min(ratio, 1e300)), label=rec["target"])
+                target(float(min(ratio, 1e300)), label=rec.target)
         new = self._new_findings(case, records, count=fresh)
         if self.observer:
             self.observer.example(self, case, records, new)
@@ -174,18 +176,18 @@ class Campaign:
         r.valid += case.valid
         r.invalid += not case.valid
         for rec in records:
-            r.verdicts[rec["target"]][rec["verdict"]] += 1
-            if rec["verdict"] in FINDING_VERDICTS:
-                r.first_failure_at.setdefault(rec["target"], (r.examples, self._elapsed()))
+            r.verdicts[rec.target][rec.verdict] += 1
+            if rec.verdict in FINDING_VERDICTS:
+                r.first_failure_at.setdefault(rec.target, (r.examples, self._elapsed()))
 
     def _new_findings(self, case, records, count: bool) -> list[Finding]:
-        failing = [rec for rec in records if rec["verdict"] in FINDING_VERDICTS]
+        failing = [rec for rec in records if rec.verdict in FINDING_VERDICTS]
         groups: dict = OrderedDict()
         for rec in failing:
-            if rec.get("gate") == "expected":
+            if rec.gate == "expected":
                 if count:
-                    self.result.expected_by_target[rec["target"]] += 1
-                    entry = rec.get("expected") or {}
+                    self.result.expected_by_target[rec.target] += 1
+                    entry = rec.expected or {}
                     self.result.expected_by_entry[f"{entry.get('where', '?')}: {entry.get('reason', '')}"] += 1
                 continue
             groups.setdefault(origin(rec, case), []).append(rec)
@@ -197,11 +199,11 @@ class Campaign:
             if self.index.covering(key, tokens):
                 if count:
                     for rec in recs:
-                        self.result.known_by_target[rec["target"]] += 1
+                        self.result.known_by_target[rec.target] += 1
                 continue
             if count:
                 for rec in recs:
-                    self.result.new_by_target[rec["target"]] += 1
+                    self.result.new_by_target[rec.target] += 1
                 self.result.first_new_at.setdefault(key, (self.result.examples, self._elapsed()))
             new.append(Finding(key, tokens, case, recs))
         new.sort(key=lambda f: (severity(f.verdict), f.origin))
@@ -310,12 +312,12 @@ class Campaign:
         """The finding with every feature removed that it does not need, checked on its targets."""
         if self.index.covering(finding.origin, finding.tokens):
             return finding
-        ids = {r["target"] for r in finding.records}
+        ids = {r.target for r in finding.records}
         targets = [t for t in self.config.targets if t.id in ids]
 
         def failing(case):
             return [r for r in self.examiner.examine(case, targets)
-                    if r["verdict"] in FINDING_VERDICTS and r.get("gate") != "expected"
+                    if r.verdict in FINDING_VERDICTS and r.gate != "expected"
                     and origin(r, case) == finding.origin]
 
         reduced = reduce_case(finding.case, lambda c: bool(failing(c)), with_id,
@@ -335,13 +337,13 @@ class Campaign:
         cfg = self.config
         case, records = finding.case, finding.records
         first = records[0]
-        path = Path(cfg.out_dir) / file_name(case, first["runtime"], finding.verdict, sig)
+        path = Path(cfg.out_dir) / file_name(case, first.runtime, finding.verdict, sig)
         repro = repro_command(path, records, cfg.plugins)
         text = _finding_text(finding)
         doc = case_document(
             case, clause=_clauses(case, records), description=text,
-            finding={"target": first["target"], "targets": sorted({r["target"] for r in records}),
-                     "verdict": finding.verdict, "message": first["message"], "seed": self.result.seed,
+            finding={"target": first.target, "targets": sorted({r.target for r in records}),
+                     "verdict": finding.verdict, "message": first.message, "seed": self.result.seed,
                      "signature": sig, "repro": repro})
         header = ["Minimized by `conformance fuzz`; reproduce with:", f"  {repro}",
                   "The draws that made it (hypothesis labels; values of absent inputs are drawn but unused):"]

@@ -47,7 +47,7 @@ class LiveDisplay:
 
     def written(self, campaign, written) -> None:
         f = written.finding
-        self.lines.append(Text.assemble(("new finding ", "bold red"), (f.records[0]["target"], "bold"),
+        self.lines.append(Text.assemble(("new finding ", "bold red"), (f.records[0].target, "bold"),
                                         f" {f.verdict}: {written.path}\n  ", (written.repro, "cyan")))
         self.live.update(self.render(campaign))
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from conformance.compare.verdicts import FAILING
+from conformance.results import Record, records_of
 from conformance.run import Engine, MemoryStore, Options, Pool
 from conformance.runtimes.forms import asked, compose
 
@@ -65,7 +66,7 @@ class Examiner:
     def seen(self, case) -> bool:
         return _key(case) in self.cache
 
-    def examine(self, case, targets=None) -> list[dict]:
+    def examine(self, case, targets=None) -> list[Record]:
         """The records of ``case`` on every plain target and on the targets of the execution form it was
         drawn with (or on ``targets``, a subset: not remembered)."""
         key = _key(case)
@@ -85,9 +86,10 @@ class Examiner:
         self.busy_s += time.perf_counter() - start
         self.runs += 1
         shutil.rmtree(self.workdir / "programs", ignore_errors=True)
+        records = records_of(store.records)   # the engine's lines, as Records
         if subset:
-            return store.records
-        self.cache[key] = store.records
+            return records
+        self.cache[key] = records
         if len(self.cache) > self.memory:
             self.cache.popitem(last=False)
-        return store.records
+        return records

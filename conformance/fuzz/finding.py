@@ -9,6 +9,7 @@ from pathlib import Path
 from conformance.case.features import clause_names
 from conformance.case.model import Case
 from conformance.fuzz.signature import cause, signature
+from conformance.results import Record
 
 
 class FindingFailure(Exception):
@@ -35,7 +36,7 @@ class Finding:
     origin: tuple
     tokens: frozenset
     case: Case
-    records: list
+    records: list[Record]
     removed: tuple = ()        # features taken away after shrinking (conformance.fuzz.reduce)
 
     @property
@@ -53,7 +54,7 @@ class Finding:
     @property
     def headline(self) -> str:
         r = self.records[0]
-        return f"{r['target']}: {r['verdict']} on {self.case.describe()}: {r['message'].splitlines()[0][:300]}"
+        return f"{r.target}: {r.verdict} on {self.case.describe()}: {r.message.splitlines()[0][:300]}"
 
 
 @dataclass
@@ -70,9 +71,9 @@ def _finding_text(finding: Finding) -> str:
     r = finding.records[0]
     tokens = ", ".join(sorted(finding.tokens)) or "no optional feature"
     needs = ", ".join(sorted(finding.cause)) or f"nothing optional (the plain {finding.case.op} path)"
-    first = r["message"].splitlines()[0] if r["message"] else ""
+    first = r.message.splitlines()[0] if r.message else ""
     first = first if len(first) <= 240 else first[:240] + " …"
-    return (f"Fuzzer finding: {r['target']} gave `{r['verdict']}` on {finding.case.describe()} "
+    return (f"Fuzzer finding: {r.target} gave `{r.verdict}` on {finding.case.describe()} "
             f"(features: {tokens}; the finding needs: {needs}). {first} (the whole message is in finding.message)")
 
 
@@ -86,12 +87,12 @@ def _wrap(items: list[str], width: int = 96) -> list[str]:
     return lines + (["  " + line] if line else [])
 
 
-def _clauses(case, records) -> list[str]:
+def _clauses(case, records: list[Record]) -> list[str]:
     """Each failing spec's clause, followed by the attributes and inputs the finding needs."""
     from conformance.specs import SPECS
     named = ", ".join(clause_names(case))
     out = []
-    for spec in sorted({r["spec"] for r in records}):
+    for spec in sorted({r.spec for r in records}):
         try:
             clause = SPECS[spec].clause(case)
         except Exception:  # noqa: BLE001 - a clause is a courtesy; the finding stands without it

@@ -17,6 +17,7 @@ import yaml
 from conformance.case.model import Case
 from conformance.case.vocabulary import ATTRIBUTE_TABLE, OUTPUTS
 from conformance.fuzz.signature import generalize, parse_signature, signature_hash, violated_for
+from conformance.results import Record
 
 ATTRIBUTE_ORDER = tuple(a.name for a in ATTRIBUTE_TABLE)
 TENSOR_ORDER = ("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P")
@@ -94,21 +95,21 @@ def shown_path(path: Path) -> str:
         return str(path)
 
 
-def repro_command(path: Path, records: list[dict], plugins: dict) -> str:
+def repro_command(path: Path, records: list[Record], plugins: dict) -> str:
     """`conformance run <file> --runtime ... [--runtime-plugin ...] [--spec ...]` for the failing targets."""
     cmd = ["conformance", "run", shown_path(path)]
-    for runtime in sorted({r["runtime"] for r in records}):
+    for runtime in sorted({r.runtime for r in records}):
         cmd += ["--runtime", runtime]
         if runtime in plugins:
             cmd += ["--runtime-plugin", plugins[runtime]]
-    devices = sorted({r.get("device", "") for r in records})
+    devices = sorted({r.device for r in records})
     if len(devices) == 1 and devices[0] not in ("", "default"):
         cmd += ["--device", devices[0]]
-    configs = sorted({str(r.get("config") or "default") for r in records})
+    configs = sorted({str(r.config or "default") for r in records})
     if configs != ["default"] and len(configs) == 1:   # one configuration failed: rerun that one only
         from conformance.selection import config_selecting
         cmd += ["--config", config_selecting(configs[0], ["default"])]
-    for spec in sorted({r["spec"] for r in records}):
+    for spec in sorted({r.spec for r in records}):
         cmd += ["--spec", spec]
     return " ".join(shlex.quote(c) for c in cmd)
 

@@ -34,15 +34,16 @@ import hashlib
 
 from conformance.case.constraints import broken_constraints
 from conformance.case.features import features
+from conformance.results import Record
 from conformance.specs import SPECS
 
 
-def runtime_key(record: dict) -> str:
+def runtime_key(record: Record) -> str:
     """A target without the runtime's version or configuration, and with the spec's family instead
     of its version: ``openvino-2026.4.1/CPU/precision=pinned@onnx-14`` -> ``openvino/CPU@onnx``."""
-    spec = record["spec"]
+    spec = record.spec
     family = SPECS[spec].family if spec in SPECS else spec
-    return f"{record['runtime']}/{record.get('device', 'default')}@{family}"
+    return f"{record.runtime}/{record.device or 'default'}@{family}"
 
 
 def case_tokens(case) -> frozenset[str]:
@@ -50,12 +51,12 @@ def case_tokens(case) -> frozenset[str]:
     return features(case)
 
 
-def origin(record: dict, case) -> tuple:
+def origin(record: Record, case) -> tuple:
     """What hypothesis shrinks as one bug: (runtime key, verdict, op[, violated constraints]).
 
     The violated constraint tells accepted-invalid findings apart (each is a missing check); a crash,
     timeout or error is one bug whether the input was valid or not, so its origin leaves it out."""
-    return (runtime_key(record), record["verdict"], case.op) + violated_for(record["verdict"], case)
+    return (runtime_key(record), record.verdict, case.op) + violated_for(record.verdict, case)
 
 
 def violated_for(verdict: str, case) -> tuple:

@@ -16,10 +16,15 @@ cannot move a boundary unseen.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conformance.compare.verdicts import FAILING
 from conformance.report.history_classes import NOT_RUN
+
+if TYPE_CHECKING:
+    from conformance.results import Record
 
 
 def unstable(verdicts: set[str]) -> bool:
@@ -28,27 +33,28 @@ def unstable(verdicts: set[str]) -> bool:
     return bool(verdicts & FAILING) and bool(verdicts - FAILING - NOT_RUN)
 
 
-def mark(records: list, runs: list) -> list:
+def mark(records: list[Record], runs: list) -> list[Record]:
     """The records, each whose (case, target) got another verdict in a repeat of its release's run
     (``RUN/repeat-*/results.jsonl``) given every verdict seen (``verdicts_seen``), and marked
     ``unstable`` with them where it passed in one run and failed in another."""
-    from conformance.results import read_results
+    from conformance.results import read_records
     seen: dict[tuple, set] = {}
     for run in runs:
         for path in sorted(Path(run).glob("repeat-*/results.jsonl")):
-            for rec in read_results(path):
-                if "case" in rec and "target" in rec:
-                    seen.setdefault((rec["case"], rec["target"]), set()).add(rec["verdict"])
+            for rec in read_records(path):
+                if rec.has("case") and rec.has("target"):
+                    seen.setdefault((rec.case, rec.target), set()).add(rec.verdict)
     out = []
     for rec in records:
-        verdicts = seen.get((rec["case"], rec["target"]), set()) | {rec["verdict"]}
+        verdicts = seen.get((rec.case, rec.target), set()) | {rec.verdict}
         if len(verdicts) == 1:
             out.append(rec)
             continue
-        extra: dict = {"verdicts_seen": sorted(verdicts)}
+        rec = dataclasses.replace(rec, extra=dict(rec.extra))
+        rec.verdicts_seen = sorted(verdicts)
         if unstable(verdicts):
-            extra["unstable"] = sorted(verdicts)
-        out.append(dict(rec, **extra))
+            rec.unstable = sorted(verdicts)
+        out.append(rec)
     return out
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from conformance.compare.verdicts import FAILING, SEVERITY
 from conformance.files import write_atomic
-from conformance.results import _clean
+from conformance.results import Record, _clean
 
 MODES = ("failing", "full")
 
@@ -51,70 +51,73 @@ MACHINE = ("host", "worker")
 COMPANION = ("worst", "error_by_step")
 
 
-def keeps_detail(record: dict) -> bool:
+def keeps_detail(record: Record) -> bool:
     """A divergence the gate does not excuse (or a verdict this version does not know)."""
-    verdict = record.get("verdict")
+    verdict = record.verdict
     if verdict not in FAILING and verdict in SEVERITY:
         return False
-    return record.get("gate") in (None, "", "new")
+    return record.gate in (None, "", "new")
 
 
-def summarize(record: dict) -> dict:
-    """The summary line of a pair that does not keep its detail."""
-    out = {k: record[k] for k in SUMMARY if k in record and (record[k] is not None or k in ALWAYS)
-           and DEFAULTS.get(k, ...) != record[k]}
+def summarize(record: Record) -> dict:
+    """The summary line of a pair that does not keep its detail (picked by field name from the
+    record's line, keys and order as results.jsonl has them)."""
+    line = record.as_dict()
+    out = {k: line[k] for k in SUMMARY if k in line and (line[k] is not None or k in ALWAYS)
+           and DEFAULTS.get(k, ...) != line[k]}
     if out.get("runtime_family") == out.get("runtime"):   # readers fall back to the runtime
         out.pop("runtime_family")
-    if record.get("verdict") in FAILING:
-        out.update({k: record[k] for k in KNOWN if k in record})
+    if record.verdict in FAILING:
+        out.update({k: line[k] for k in KNOWN if k in line})
         if isinstance(out.get("message"), str):
             first = out["message"].strip().split("\n", 1)[0]
             out["message"] = first if len(first) <= MESSAGE_CHARS else first[:MESSAGE_CHARS - 1] + "…"
-    expected = record.get("expected")
+    expected = record.expected
     if isinstance(expected, dict):     # the entry's file:line says the rest
         out["expected"] = {k: expected[k] for k in ("where", "kind", "reason") if k in expected}
-    effective = record.get("effective")
+    effective = record.effective
     if isinstance(effective, dict):    # the gate's `config:` reads its keys; `source` is prose
-        if record.get("verdict") in FAILING:   # a passing pair is `ok` whatever its configuration
+        if record.verdict in FAILING:   # a passing pair is `ok` whatever its configuration
             out["effective"] = {k: v for k, v in effective.items() if k != "source"}
         elif any(k in effective for k in MACHINE):   # a cluster run: the machine that produced the pair
             out["effective"] = {k: effective[k] for k in MACHINE if k in effective}
-    batch = record.get("batch")
+    batch = record.batch
     if isinstance(batch, dict) and "alone" in batch:   # why a batched pair was run again alone
         out["batch"] = batch
-    declared = record.get("declared")
+    declared = record.declared
     if isinstance(declared, dict):     # the gate's `within: declared` reads its verdict
         out["declared"] = {k: declared[k] for k in ("precision", "verdict", "ratio", "judged_by") if k in declared}
-    if isinstance(record.get("silent"), dict):   # the report's spec-silent table reads the readings chosen
-        out["silent"] = record["silent"]
+    if isinstance(record.silent, dict):   # the report's spec-silent table reads the readings chosen
+        out["silent"] = record.silent
     out["detail"] = "summary"
     return out
 
 
-def _program_folder(record: dict) -> str:
+def _program_folder(record: Record) -> str:
     """The folder conformance/run/engine.py writes a case's programs in."""
-    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", f"{record['case']}-{str(record.get('case_digest', ''))[:8]}")[:150]
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", f"{record.case}-{str(record.case_digest)[:8]}")[:150]
 
 
-def finish(out_dir, records: list[dict], mode: str = "failing") -> dict:
+def finish(out_dir, records: list[Record], mode: str = "failing") -> dict[tuple[str, str], Record]:
     """Trim results.jsonl and prune programs/ for ``mode`` (nothing for ``full``); ``records``
     are the newest record of every pair in the results file, gated. Returns {(case, target): the
     line written} (empty for ``full``), so that the reports are written from what the file holds."""
     out_dir = Path(out_dir)
     if mode == "full":
         return {}
-    lines, kept = [], defaultdict(set)      # program folder -> the specs whose programs stay
+    lines: list[dict] = []
+    kept: defaultdict[str, set[str]] = defaultdict(set)   # program folder -> the specs whose programs stay
     folders: dict[str, set[str]] = {}
-    paged = {r["case"] for r in records if keeps_detail(r)}   # their pages show every target in full
+    paged = {r.case for r in records if keeps_detail(r)}   # their pages show every target in full
     for r in records:
         folder = _program_folder(r)
-        folders.setdefault(folder, set()).add(str(r.get("spec", "")))
+        folders.setdefault(folder, set()).add(str(r.spec))
         if keeps_detail(r):
-            kept[folder].add(str(r.get("spec", "")))
-        if keeps_detail(r) or r.get("detail") == "summary":
-            lines.append(r)
-        elif r["case"] in paged:
-            lines.append(dict(summarize(r), **{k: r[k] for k in COMPANION if k in r}))
+            kept[folder].add(str(r.spec))
+        if keeps_detail(r) or r.detail == "summary":
+            lines.append(r.as_dict())
+        elif r.case in paged:
+            lines.append(dict(summarize(r), **{k: r.extra[k] for k in COMPANION if k in r.extra}))
         else:
             lines.append(summarize(r))
     results = out_dir / "results.jsonl"
@@ -131,4 +134,5 @@ def finish(out_dir, records: list[dict], mode: str = "failing") -> dict:
             if any(f.name.startswith(spec + ".") for spec in specs - kept[folder]):
                 f.unlink(missing_ok=True)
     shutil.rmtree(out_dir / "ablation", ignore_errors=True)
-    return {(r["case"], r["target"]): r for r in lines}
+    written = [Record.from_dict(line) for line in lines]
+    return {(r.case, r.target): r for r in written}

@@ -26,35 +26,36 @@ from conformance.report.view import (
     runtime_family,
     spec_key,
 )
+from conformance.results import Record
 
 STATUS_ORDER = ("new", "fixed", "baseline", "expected")
 VERB = {"fail": "fails", "rejected": "rejects the case", "accepted-invalid": "runs a case the spec forbids",
         "crash": "crashes", "timeout": "times out", "error": "the suite itself failed (a suite bug to report)"}
 
 
-def status_of(record: dict) -> str:
+def status_of(record: Record) -> str:
     """new | baseline | expected | fixed | '' (passing, nothing to say) for one record."""
-    gate = record.get("gate")
+    gate = record.gate
     if gate in ("expected", "baseline", "fixed"):
         return str(gate)
-    if record.get("verdict") in FAILING and gate in (None, "", "new"):
+    if record.verdict in FAILING and gate in (None, "", "new"):
         return "new"
     return ""
 
 
-def setup_of(record: dict) -> tuple[str, str]:
+def setup_of(record: Record) -> tuple[str, str]:
     """(runtime-version/device, configuration) of a record's target, from the record's fields."""
     return runtime_and_device(record).rstrip("/"), config_of(record)
 
 
-def fold_targets(records_by_target: dict[str, dict]) -> str:
+def fold_targets(records_by_target: dict[str, Record] | dict[str, Record | None]) -> str:
     """Targets folded into one line: the spec versions and configurations of one runtime and
     device share it. ``onnxruntime-1.32.0/CPU @ onnx-7, onnx-14 · openvino-2026.4.1/CPU
     [default→bf16, precision=pinned] @ onnx-14``."""
     specs: defaultdict[tuple[str, str], set[str]] = defaultdict(set)
     for target, rec in records_by_target.items():
         head, config = setup_of(rec) if rec else (target.rsplit("@", 1)[0], "default")
-        specs[(head, config)].add(str(rec.get("spec") or target.rsplit("@", 1)[-1]) if rec else target.rsplit("@", 1)[-1])
+        specs[(head, config)].add(str(rec.spec or target.rsplit("@", 1)[-1]) if rec else target.rsplit("@", 1)[-1])
     # configurations of one runtime/device with the same spec versions share a part
     parts: defaultdict[tuple[str, tuple[str, ...]], list[str]] = defaultdict(list)
     for (head, config), found in specs.items():
@@ -67,14 +68,14 @@ def fold_targets(records_by_target: dict[str, dict]) -> str:
     return " · ".join(out)
 
 
-def _unclustered_key(record: dict, ablated: bool) -> tuple[str, str]:
+def _unclustered_key(record: Record, ablated: bool) -> tuple[str, str]:
     """(group key, cause sentence) for a failing record no cluster explains."""
-    verdict = str(record.get("verdict"))
+    verdict = str(record.verdict)
     if verdict == "accepted-invalid":
-        broken = sorted(f.split("=", 1)[1] for f in record.get("features") or [] if str(f).startswith("violates="))
-        what = ", ".join(broken) or family_of(record["case"])
+        broken = sorted(f.split("=", 1)[1] for f in record.features or [] if str(f).startswith("violates="))
+        what = ", ".join(broken) or family_of(record.case)
         return what, f"runs a case the spec forbids ({what})"
-    fam = family_of(record["case"])
+    fam = family_of(record.case)
     why = {"crash": "crashes are not ablated", "timeout": "timeouts are not ablated",
            "error": "a suite error"}.get(verdict, "" if ablated else "no ablation run")
     return fam, f"{VERB.get(verdict, verdict)} in {fam}" + (f" ({why})" if why else "")
@@ -99,14 +100,14 @@ def cluster_status(cluster: dict, by_pair: dict) -> dict:
             continue
         s = status_of(rec)
         statuses[s] += 1
-        w = (rec.get("expected") or {}).get("where")
+        w = (rec.expected or {}).get("where")
         if s in ("expected", "fixed") and w and w not in where:
             where.append(str(w))
     status = next((s for s in ("new", "expected", "baseline", "fixed") if statuses.get(s)), "")
     return {"status": status, "where": where, "counts": dict(statuses)}
 
 
-def causes(records: list[dict], clusters: list[dict] | None) -> list[dict]:
+def causes(records: list[Record], clusters: list[dict] | None) -> list[dict]:
     """The cause groups, new first (by severity, then size), then fixed, baseline and expected."""
     cluster_of: dict[tuple[str, str], dict] = {}
     for c in clusters or []:
@@ -117,9 +118,9 @@ def causes(records: list[dict], clusters: list[dict] | None) -> list[dict]:
         status = status_of(r)
         if not status:
             continue
-        entry = r.get("expected") or {}
+        entry = r.expected or {}
         where = str(entry.get("where") or "") if status in ("expected", "fixed") else ""
-        cluster = cluster_of.get((r["case"], r["target"])) if status != "fixed" else None
+        cluster = cluster_of.get((r.case, r.target)) if status != "fixed" else None
         if cluster is not None:
             key: tuple = (status, "cluster", str(cluster.get("id", id(cluster))), where)
             cause = str(cluster.get("cause") or "(no cause named)")
@@ -128,7 +129,7 @@ def causes(records: list[dict], clusters: list[dict] | None) -> list[dict]:
             cause = f"passes now: {entry.get('reason') or 'an expectation covers it'}"
         else:
             sub, cause = _unclustered_key(r, clusters is not None)
-            key = (status, runtime_family(r), str(r.get("verdict")), sub, where)
+            key = (status, runtime_family(r), str(r.verdict), sub, where)
         g = groups.get(key)
         if g is None:
             g = groups[key] = {"status": status, "cause": cause, "runtime": runtime_family(r),
@@ -138,27 +139,27 @@ def causes(records: list[dict], clusters: list[dict] | None) -> list[dict]:
                                "reason": str(entry.get("reason") or ""), "link": str(entry.get("link") or ""),
                                "records": [], "off_cause": False}
         g["records"].append(r)
-        if entry.get("names_cause") is False:   # excused by an entry about another defect (gate_audit.py)
+        if entry.get("names_cause") is False:   # excused by an entry about another defect (conformance/gate/audit.py)
             g["off_cause"] = True
     out = []
     for g in groups.values():
         recs = g["records"]
-        by_target: dict[str, dict] = {}
+        by_target: dict[str, Record] = {}
         for r in recs:
-            by_target.setdefault(r["target"], r)
+            by_target.setdefault(r.target, r)
         g["targets"] = sorted(by_target)
         g["targets_line"] = fold_targets(by_target)
-        g["cases"] = sorted({r["case"] for r in recs}, key=natural_key)
-        g["verdicts"] = sorted(Counter(r["verdict"] for r in recs).items(), key=lambda kv: severity(kv[0]))
-        g["verdict"] = worst([r["verdict"] for r in recs])
-        g["ops"] = sorted({str(r.get("op", "")) for r in recs})
-        g["specs"] = sorted({str(r.get("spec", "")) for r in recs}, key=spec_key)
-        lead = max(recs, key=lambda r: (-severity(r["verdict"]), error_measure(r)[0] or 0))
+        g["cases"] = sorted({r.case for r in recs}, key=natural_key)
+        g["verdicts"] = sorted(Counter(r.verdict for r in recs).items(), key=lambda kv: severity(kv[0]))
+        g["verdict"] = worst([r.verdict for r in recs])
+        g["ops"] = sorted({str(r.op) for r in recs})
+        g["specs"] = sorted({str(r.spec) for r in recs}, key=spec_key)
+        lead = max(recs, key=lambda r: (-severity(r.verdict), error_measure(r)[0] or 0))
         g["lead"] = lead
         value, kind = error_measure(lead)
         g["worst"] = _worst_text(value, kind)
-        g["repro"] = str(lead.get("repro") or "")
-        g["message"] = str(lead.get("message") or "").strip().split("\n", 1)[0]
+        g["repro"] = str(lead.repro or "")
+        g["message"] = str(lead.message or "").strip().split("\n", 1)[0]
         out.append(g)
     out.sort(key=lambda g: (STATUS_ORDER.index(g["status"]), severity(g["verdict"]) if g["status"] == "new" else 0,
                             -len(g["records"]), g["runtime"], g["cause"]))

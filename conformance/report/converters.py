@@ -11,13 +11,14 @@ import html
 from collections import Counter, defaultdict
 
 from conformance.converters.outcomes import MEANING, OUTCOMES, column, outcome
+from conformance.results import Record
 
 ALL = "every valid case"
 #: the cell's short letters after the pass count
 SHORT = {"refused": "ref", "invalid": "inv", "wrong": "wrong", "crash": "crash"}
 
 
-def build(records: list[dict]) -> dict:
+def build(records: list[Record]) -> dict:
     """``{"columns": [converter target label], "rows": [(feature, {label: Counter})]}``; empty where no
     record is a converter target's."""
     from conformance.report.engines_matrix import _rows_of
@@ -27,7 +28,7 @@ def build(records: list[dict]) -> dict:
         if found is None:
             continue
         label = column(r)
-        for name in [ALL] + [n for n, _ in _rows_of(r.get("features") or ())]:
+        for name in [ALL] + [n for n, _ in _rows_of(r.features or ())]:
             cells[name][label][found] += 1
     if not cells:
         return {"columns": [], "rows": []}

@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 
 from conformance.compare.verdicts import severity
 from conformance.report.view import natural_key, runtime_family, setup_of_record, spec_family, spec_key
+from conformance.results import Record
 
 
 def _diff_kind(verdicts) -> str:
@@ -18,16 +19,16 @@ def _diff_kind(verdicts) -> str:
     return "verdict" if len(vs - {"not-expressible"}) > 1 else "expressibility"
 
 
-def version_differences(records: list[dict]) -> dict:
+def version_differences(records: list[Record]) -> dict:
     """The same case on the same runtime, device and configuration under different ONNX versions."""
-    groups: defaultdict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
+    groups: defaultdict[tuple[str, str], dict[str, Record]] = defaultdict(dict)
     for r in records:
         if spec_family(r) == "onnx":
-            groups[(r["case"], setup_of_record(r))][r["spec"]] = r
+            groups[(r.case, setup_of_record(r))][r.spec] = r
     specs = sorted({s for g in groups.values() for s in g}, key=spec_key)
     rows: dict[str, list[dict]] = {"verdict": [], "expressibility": []}
     for (case, where), by_spec in groups.items():
-        kind = _diff_kind(r["verdict"] for r in by_spec.values())
+        kind = _diff_kind(r.verdict for r in by_spec.values())
         if kind:
             rows[kind].append({"case": case, "where": where, "by_spec": by_spec, "op": _op(by_spec)})
     for found in rows.values():
@@ -35,17 +36,17 @@ def version_differences(records: list[dict]) -> dict:
     return {"specs": specs, **rows}
 
 
-def ir_vs_frontend(records: list[dict]) -> dict:
+def ir_vs_frontend(records: list[Record]) -> dict:
     """OpenVINO reading its own IR (specs openvino-*) against OpenVINO reading ONNX (specs onnx-*),
     for the same case, version, device and configuration."""
-    groups: defaultdict[tuple[str, str], dict[str, dict[str, dict]]] = defaultdict(lambda: {"ir": {}, "onnx": {}})
+    groups: defaultdict[tuple[str, str], dict[str, dict[str, Record]]] = defaultdict(lambda: {"ir": {}, "onnx": {}})
     for r in records:
         if runtime_family(r) != "openvino":
             continue
-        spec = str(r.get("spec", ""))
+        spec = str(r.spec)
         path = {"openvino": "ir", "onnx": "onnx"}.get(spec_family(r))
         if path:
-            key = (r["case"], setup_of_record(r))
+            key = (r.case, setup_of_record(r))
             groups[key][path][spec] = r
     ir_specs = sorted({s for g in groups.values() for s in g["ir"]}, key=spec_key)
     fe_specs = sorted({s for g in groups.values() for s in g["onnx"]}, key=spec_key)
@@ -53,8 +54,8 @@ def ir_vs_frontend(records: list[dict]) -> dict:
     for (case, where), g in groups.items():
         if not g["ir"] or not g["onnx"]:
             continue
-        ir_v = {r["verdict"] for r in g["ir"].values()}
-        fe_v = {r["verdict"] for r in g["onnx"].values()}
+        ir_v = {r.verdict for r in g["ir"].values()}
+        fe_v = {r.verdict for r in g["onnx"].values()}
         if ir_v == fe_v:
             continue
         ir_s, fe_s = ir_v - {"not-expressible"}, fe_v - {"not-expressible"}
@@ -67,18 +68,18 @@ def ir_vs_frontend(records: list[dict]) -> dict:
                                                                           if g["ir"] and g["onnx"]), **rows}
 
 
-def spec_family_differences(records: list[dict]) -> dict:
+def spec_family_differences(records: list[Record]) -> dict:
     """The same case on the same runtime family judged under different spec families (each under
     its own semantics profile): where the verdicts part, and which reading each one matched."""
-    groups: defaultdict[tuple[str, str], defaultdict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    groups: defaultdict[tuple[str, str], defaultdict[str, list[Record]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
-        groups[(r["case"], runtime_family(r))][spec_family(r)].append(r)
+        groups[(r.case, runtime_family(r))][spec_family(r)].append(r)
     families = sorted({f for g in groups.values() for f in g}, key=lambda f: spec_key(f, f))
     rows: dict[str, list[dict]] = {"verdict": [], "expressibility": []}
     for (case, rfam), by_fam in groups.items():
         if len(by_fam) < 2:
             continue
-        sets = {f: frozenset(r["verdict"] for r in recs) for f, recs in by_fam.items()}
+        sets = {f: frozenset(r.verdict for r in recs) for f, recs in by_fam.items()}
         if len(set(sets.values())) <= 1:
             continue
         stripped = {v - {"not-expressible"} for v in sets.values()}
@@ -86,11 +87,11 @@ def spec_family_differences(records: list[dict]) -> dict:
         cells = {}
         for f, recs in by_fam.items():
             cells[f] = {
-                "verdicts": sorted(Counter(r["verdict"] for r in recs).items(), key=lambda kv: severity(kv[0])),
-                "readings": sorted({str(r["reading"]) for r in recs if r.get("reading")}),
-                "semantics": sorted({str(r.get("semantics") or (r.get("oracle") or {}).get("profile") or "")
+                "verdicts": sorted(Counter(r.verdict for r in recs).items(), key=lambda kv: severity(kv[0])),
+                "readings": sorted({str(r.reading) for r in recs if r.reading}),
+                "semantics": sorted({str(r.semantics or (r.oracle or {}).get("profile") or "")
                                      for r in recs} - {""}),
-                "worst": min(recs, key=lambda r: severity(r["verdict"])),
+                "worst": min(recs, key=lambda r: severity(r.verdict)),
             }
         rows[kind].append({"case": case, "runtime": rfam, "cells": cells,
                            "records": [r for recs in by_fam.values() for r in recs],
@@ -102,5 +103,5 @@ def spec_family_differences(records: list[dict]) -> dict:
 
 def _op(by_key: dict) -> str:
     for r in by_key.values():
-        return str(r.get("op", ""))
+        return str(r.op)
     return ""

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from conformance.case.features import FEATURES
 from conformance.compare.verdicts import COLOURS, FAILING, SHORT, severity, worst
 from conformance.report.view import config_of, natural_key, spec_family
+from conformance.results import Record
 
 #: the verdict classes, worst first: (name, what it means, the verdict whose colours it wears)
 CLASSES: tuple[tuple[str, str, str], ...] = (
@@ -31,6 +32,7 @@ CLASSES: tuple[tuple[str, str, str], ...] = (
     ("all pass", "no pair diverges", "pass"),
     ("not expressible", "no pair could be run: the spec cannot say these cases", "not-expressible"),
 )
+
 MEANING = {name: meaning for name, meaning, _ in CLASSES}
 VERDICT_OF_CLASS = {name: verdict for name, _, verdict in CLASSES}
 #: tokens that are not features of a valid case's semantics (they get rows of their own, or none)
@@ -69,11 +71,11 @@ class Column:
         return through + f"{self.runtime} {self.version}".strip() + ("" if self.config == "default" else f" {self.config}")
 
 
-def column_key(record: dict) -> tuple:
+def column_key(record: Record) -> tuple:
     """A record's column: runtime, version, spec family, configuration label, and the converter that
     wrote its program (conformance/converters/), if any."""
-    return (str(record.get("runtime") or "?"), str(record.get("runtime_version") or record.get("version") or ""),
-            spec_family(record), config_of(record), str(record.get("converter") or ""))
+    return (str(record.runtime or "?"), str(record.runtime_version or ""),
+            spec_family(record), config_of(record), str(record.converter or ""))
 
 
 @dataclass
@@ -141,7 +143,7 @@ def _rows_of(tokens) -> list[tuple[str, str]]:
             if any(t == k or (k.endswith("=") and t.startswith(k)) for k in keys for t in tokens)]
 
 
-def columns_of(records: list[dict]) -> list[Column]:
+def columns_of(records: list[Record]) -> list[Column]:
     seen: dict[tuple, Column] = {}
     for r in records:
         key = column_key(r)
@@ -150,24 +152,24 @@ def columns_of(records: list[dict]) -> list[Column]:
                                                 c.spec_family, c.config))
 
 
-def build(records: list[dict]) -> dict:
+def build(records: list[Record]) -> dict:
     """``{"columns": [Column], "ops": [(op, [Row])], "classes": CLASSES}``: one row per feature of
     the table that some record of the op has, in the table's order, after *every valid case*;
     *invalid cases* last. Records without ``features`` (results from before they were recorded) are
     left out."""
-    records = [r for r in records if r.get("case") and r.get("target") and r.get("features") is not None]
+    records = [r for r in records if r.case and r.target and r.features is not None]
     columns = columns_of(records)
     index = {c.key: i for i, c in enumerate(columns)}
     cells: dict[tuple[str, str], list[FCell]] = defaultdict(lambda: [FCell() for _ in columns])
     shown: dict[tuple[str, str], str] = {}
     for r in records:
-        op = str(r.get("op") or "?")
+        op = str(r.op or "?")
         col = index[column_key(r)]
-        tokens = list(r["features"])
-        invalid = r.get("expect") == "invalid" or any(str(t).startswith("violates=") for t in tokens)
+        tokens = list(r.features)
+        invalid = r.expect == "invalid" or any(str(t).startswith("violates=") for t in tokens)
         names = [(INVALID, "violates=*")] if invalid else [(ALL_VALID, "")] + _rows_of(tokens)
         for name, shown_tokens in names:
-            cells[(op, name)][col].counts[r["verdict"]] += 1
+            cells[(op, name)][col].counts[r.verdict] += 1
             shown[(op, name)] = shown_tokens
     order = {name: i for i, (name, _) in enumerate(_ROWS)}
 

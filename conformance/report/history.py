@@ -69,6 +69,7 @@ from conformance.report.history_classes import (
 )
 from conformance.report.history_markdown import markdown, verdict_rows
 from conformance.report.view import natural_key, safe_link
+from conformance.results import Record
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -96,16 +97,16 @@ def line_of(target_id: str, version: str) -> str:
     return target_id
 
 
-def release_of(record: dict) -> str:
+def release_of(record: Record) -> str:
     """The runtime release a record ran on: its ``runtime_version``, else the one its target names."""
-    return str(record.get("runtime_version") or version_of_target(str(record["target"])))
+    return str(record.runtime_version or version_of_target(str(record.target)))
 
 
-def runtime_of(record: dict, release: str) -> str:
+def runtime_of(record: Record, release: str) -> str:
     """The record's runtime (package) name, as the history's environments name it."""
-    if record.get("runtime"):
-        return str(record["runtime"])
-    head = str(record["target"]).split("/", 1)[0].split("@", 1)[0]
+    if record.runtime:
+        return str(record.runtime)
+    head = str(record.target).split("/", 1)[0].split("@", 1)[0]
     return head[:-len(release) - 1] if release and head.endswith(f"-{release}") else head
 
 
@@ -121,15 +122,15 @@ def _applies(entry: Entry, version: str) -> bool:
 
 # ------------------------------------------------------------------------------------------- build
 
-def build(records: Iterable[dict], expectations: Expectations | None = None, clusters: list[dict] | None = None,
+def build(records: Iterable[Record], expectations: Expectations | None = None, clusters: list[dict] | None = None,
           environments: Iterable[dict] = ()) -> dict:
     """The history model (see the module's docstring); plain JSON values only."""
     rows = []   # (record, runtime, release, line)
     for rec in records:
-        if not (isinstance(rec, dict) and rec.get("case") and rec.get("target") and rec.get("verdict")):
+        if not (rec.case and rec.target and rec.verdict):
             continue
         release = release_of(rec)
-        rows.append((rec, runtime_of(rec, release), release, line_of(str(rec["target"]), release)))
+        rows.append((rec, runtime_of(rec, release), release, line_of(str(rec.target), release)))
 
     # ---- versions: the releases of each runtime, with their counts and environments
     envs: dict[tuple[str, str], dict] = {}
@@ -139,8 +140,8 @@ def build(records: Iterable[dict], expectations: Expectations | None = None, clu
     counts: defaultdict[tuple[str, str], Counter] = defaultdict(Counter)
     targets_of: defaultdict[tuple[str, str], set[str]] = defaultdict(set)
     for rec, runtime, release, _line in rows:
-        counts[(runtime, release)][str(rec["verdict"])] += 1
-        targets_of[(runtime, release)].add(str(rec["target"]))
+        counts[(runtime, release)][str(rec.verdict)] += 1
+        targets_of[(runtime, release)].add(str(rec.target))
     releases: defaultdict[str, set[str]] = defaultdict(set)
     for runtime, release in list(counts) + list(envs):
         releases[runtime].add(release)
@@ -170,16 +171,16 @@ def build(records: Iterable[dict], expectations: Expectations | None = None, clu
     for rec, runtime, release, line in rows:
         present[line].add(release)
         runtime_of_line.setdefault(line, runtime)
-        verdict = str(rec["verdict"])
-        if rec.get("unstable"):  # its verdict varied between repeated runs of this release
-            unstable[line][release].add(str(rec["case"]))
+        verdict = str(rec.verdict)
+        if rec.unstable:  # its verdict varied between repeated runs of this release
+            unstable[line][release].add(str(rec.case))
         if verdict not in NOT_RUN:
-            ran[line][release].add(str(rec["case"]))
+            ran[line][release].add(str(rec.case))
         if verdict not in FAILING:
             continue
-        failing[line][release][str(rec["case"])] = verdict
-        if rec.get("gate", "new") == "new":
-            new[line][release].add(str(rec["case"]))
+        failing[line][release][str(rec.case)] = verdict
+        if rec.gate in ("", "new"):   # a record no gate judged is new
+            new[line][release].add(str(rec.case))
         entry = expectations.match(rec) if expectations is not None else None
         if entry is not None:
             matched[id(entry)][(runtime, release)] += 1
@@ -194,8 +195,8 @@ def build(records: Iterable[dict], expectations: Expectations | None = None, clu
         cls["runtimes"].add(runtime)
         cls["verdicts"][verdict] += 1
         cls["pairs"] += 1
-        cls["cases"].add(str(rec["case"]))
-        members[key][line][release].add(str(rec["case"]))
+        cls["cases"].add(str(rec.case))
+        members[key][line][release].add(str(rec.case))
 
     peers: defaultdict[str, defaultdict[str, dict[str, set[str]]]] = defaultdict(lambda: defaultdict(dict))
     for by_line in members.values():   # line -> release -> failing case -> the cases of its class there
@@ -230,7 +231,7 @@ def build(records: Iterable[dict], expectations: Expectations | None = None, clu
     # ---- case strips
     verdict_of: defaultdict[tuple[str, str], dict[str, str]] = defaultdict(dict)
     for rec, _runtime, release, line in rows:
-        verdict_of[(str(rec["case"]), line)][release] = str(rec["verdict"])
+        verdict_of[(str(rec.case), line)][release] = str(rec.verdict)
     strips: list[dict[str, Any]] = []
     steady_by_line: Counter = Counter()
     for (case, line), seen in verdict_of.items():

@@ -36,6 +36,7 @@ from conformance.compare.verdicts import Verdict
 from conformance.gate import Entry
 from conformance.report.causes import VERB
 from conformance.report.view import family_of, runtime_family
+from conformance.results import Record
 
 #: verdicts that say a case did not run on a target: it neither shows a class nor fixes it
 NOT_RUN = frozenset({Verdict.NOT_EXPRESSIBLE.value, Verdict.ERROR.value})
@@ -84,26 +85,26 @@ class Clusters:
             for fam in [str(f) for f in c.get("stems") or c.get("families") or []] + [family_of(case) for case in cases]:
                 self.by_family.setdefault((runtime, verdict, fam), c)
 
-    def find(self, record: dict) -> dict | None:
-        key = (runtime_family(record), str(record["verdict"]))
-        pair = self.by_pair.get((record["case"], record["target"]))
-        if pair is not None and str(pair.get("verdict") or record["verdict"]) == key[1]:
+    def find(self, record: Record) -> dict | None:
+        key = (runtime_family(record), str(record.verdict))
+        pair = self.by_pair.get((record.case, record.target))
+        if pair is not None and str(pair.get("verdict") or record.verdict) == key[1]:
             return pair
-        return self.by_case.get((*key, record["case"])) or self.by_family.get((*key, family_of(record["case"])))
+        return self.by_case.get((*key, record.case)) or self.by_family.get((*key, family_of(record.case)))
 
 
-def class_of(record: dict, entry: Entry | None, clusters: Clusters, gated_here: bool) -> tuple[tuple, dict]:
+def class_of(record: Record, entry: Entry | None, clusters: Clusters, gated_here: bool) -> tuple[tuple, dict]:
     """(key, description) of a failing record's divergence class; without expectations here
     (``gated_here`` false), the entry the record's own gate named (its ``expected``) counts. An
     entry's file is named relative to the current folder."""
-    verdict = str(record["verdict"])
+    verdict = str(record.verdict)
     runtime = runtime_family(record)
     if entry is not None:
         where = relative(str(entry.where))
         return (("expectation", where), {
             "source": "expectation", "name": f"{where}: {entry.reason}", "where": where, "reason": entry.reason,
             "kind": entry.kind, "link": entry.link, "versions": str(getattr(entry, "versions", "") or "")})
-    given = None if gated_here else record.get("expected")
+    given = None if gated_here else record.expected
     if isinstance(given, dict) and given.get("where"):        # gated before; no expectations given here
         where = relative(str(given["where"]))
         return (("expectation", where), {
@@ -116,7 +117,7 @@ def class_of(record: dict, entry: Entry | None, clusters: Clusters, gated_here: 
         return (("cluster", runtime, verdict, cause), {
             "source": "cluster", "name": f"{runtime}: {cause}", "cause": cause, "cluster": cluster.get("id"),
             "runtime": runtime, "verdict": verdict, "features": list(cluster.get("features") or [])})
-    fam = family_of(str(record["case"]))
+    fam = family_of(str(record.case))
     return (("family", runtime, verdict, fam), {
         "source": "family", "name": f"{runtime}: {VERB.get(verdict, verdict)} in {fam}", "family": fam,
         "runtime": runtime, "verdict": verdict})

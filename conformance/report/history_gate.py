@@ -1,4 +1,4 @@
-"""What a history says to a CI job: its exit status, by the gate's own rules (conformance/gate.py:
+"""What a history says to a CI job: its exit status, by the gate's own rules (conformance/gate/:
 a failing pair an expectation covers is ``expected``, any other is ``new``).
 
 The history fails (status 1) when

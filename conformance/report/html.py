@@ -24,6 +24,7 @@ from conformance.report import causes, differences, engines_matrix, matrix, view
 from conformance.report.artifacts import keeps_detail
 from conformance.report.svg import error_plot, series_of
 from conformance.report.view import family_of, num
+from conformance.results import Record
 from conformance.runtimes.effective import describe_host, summary
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -124,20 +125,19 @@ def _run_targets(runs: list[dict], targets: list[matrix.Target]) -> list[dict]:
 class CaseView:
     """Everything a failing case's page shows, from its records on every target."""
 
-    def __init__(self, case_id: str, records: list[dict], order: dict, labels: dict):
+    def __init__(self, case_id: str, records: list[Record], order: dict, labels: dict):
         self.id = case_id
-        self.records = sorted(records, key=lambda r: order.get(r["target"], 1 << 30))
+        self.records = sorted(records, key=lambda r: order.get(r.target, 1 << 30))
         self.family = family_of(case_id)
         self.slug = view.slug(case_id)
         first = self.records[0]
         self.first = first
         self.params = view.matrix_params(case_id)
-        self.descriptions = list(dict.fromkeys(str(r["description"]) for r in self.records
-                                               if r.get("description")))
+        self.descriptions = list(dict.fromkeys(str(r.description) for r in self.records if r.description))
         self.clauses = list(dict.fromkeys(c for r in self.records for c in view.clauses_of(r)))
-        self.by_severity = sorted(self.records, key=lambda r: severity(r["verdict"]))  # stable: target order within
-        self.verdict = worst([r["verdict"] for r in self.records])
-        lead = min(self.records, key=lambda r: (severity(r["verdict"]), r.get("gate") == "expected",
+        self.by_severity = sorted(self.records, key=lambda r: severity(r.verdict))  # stable: target order within
+        self.verdict = worst([r.verdict for r in self.records])
+        lead = min(self.records, key=lambda r: (severity(r.verdict), r.gate == "expected",
                                                -(view.error_measure(r)[0] or 0)))
         self.lead = lead
         self.labels = labels
@@ -149,24 +149,24 @@ class CaseView:
         self.oracles = self._grouped("oracle")
         self.notes = self._notes()
         self.unspecified = self._unspecified()
-        self.any_step_data = any(isinstance(r.get("error_by_step"), dict) for r in self.records)
+        self.any_step_data = any(isinstance(r.error_by_step, dict) for r in self.records)
 
     def _elements(self) -> list[dict]:
         """Per target, the worst elements (worst_elements when the record has them, else worst)."""
         rows = []
         for r in self.records:
-            per_output = r.get("worst_elements")
+            per_output = r.worst_elements
             items = []
             if isinstance(per_output, dict) and per_output:
                 for output, elems in per_output.items():
                     for e in (elems or [])[:5]:
                         items.append(dict(e, output=output))
-            elif isinstance(r.get("worst"), dict):
-                items.append(dict(r["worst"]))
+            elif isinstance(r.worst, dict):
+                items.append(dict(r.worst))
             for e in items:
                 e["over"] = (num(e.get("ratio")) or 0) > 1
             if items:
-                rows.append({"record": r, "elems": items, "sev": severity(r["verdict"])})
+                rows.append({"record": r, "elems": items, "sev": severity(r.verdict)})
         return rows
 
     def _grouped(self, key: str) -> list[dict]:
@@ -175,33 +175,33 @@ class CaseView:
         shared, and the worst elements table shows each target's figures."""
         groups: dict[str, dict[str, Any]] = {}
         for r in self.records:
-            value = r.get(key)
+            value = r.get(key)   # the field named by the caller: tolerance, oracle
             if not value:
                 continue
             if isinstance(value, dict):
                 value = {k: v for k, v in value.items() if not str(k).startswith("worst_")}
             k = json.dumps(value, sort_keys=True, default=str)
             groups.setdefault(k, {"value": value, "targets": [], "readings": set()})
-            groups[k]["targets"].append(r["target"])
-            if r.get("reading"):
-                groups[k]["readings"].add(str(r["reading"]))
+            groups[k]["targets"].append(r.target)
+            if r.reading:
+                groups[k]["readings"].add(str(r.reading))
         return list(groups.values())
 
     def _notes(self) -> list[dict]:
         groups: dict[str, list[str]] = {}
         for r in self.records:
-            for n in r.get("notes") or []:
-                groups.setdefault(str(n), []).append(r["target"])
+            for n in r.notes or []:
+                groups.setdefault(str(n), []).append(r.target)
         return [{"note": n, "targets": t} for n, t in groups.items()]
 
     def _unspecified(self) -> list[dict]:
         """Elements the spec leaves undefined, compared across the targets that produced them."""
         per_output: defaultdict[str, dict[str, list]] = defaultdict(dict)  # output -> target -> values
         for r in self.records:
-            values_by_output = r.get("unspecified_values")
+            values_by_output = r.unspecified_values
             for output, values in (values_by_output.items() if isinstance(values_by_output, dict) else ()):
                 if isinstance(values, list) and values:
-                    per_output[output][r["target"]] = values
+                    per_output[output][r.target] = values
         out = []
         for output, by_target in per_output.items():
             n = min(12, max(len(v) for v in by_target.values()))
@@ -243,7 +243,7 @@ PAGED_WHY = {"failing": "a divergence the gate does not excuse (--artifacts full
              "full": "a verdict other than pass and not-expressible"}
 
 
-def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | None = None,
+def render(records: list[Record], run_info, out_dir: Path, clusters: list[dict] | None = None,
            artifacts: str = "failing") -> Path:
     """Write ``out_dir/index.html`` (self-contained), ``out_dir/families/*.html`` and
     ``out_dir/cases/*.html`` (with ``report.css`` and ``report.js`` beside index.html, which they
@@ -254,21 +254,21 @@ def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | 
     out_dir = Path(out_dir)
     env = _env()
     _remove_stale_pages(out_dir)
-    records = [r for r in records if r.get("case") and r.get("target")]
+    records = [r for r in records if r.case and r.target]
     targets = matrix.collect_targets(records)
     order = {t.id: t.index for t in targets}
     runs = _runs(run_info)
     labels = {t.id: t.id for t in targets}
 
-    by_case = defaultdict(list)
-    records_of_target: defaultdict[str, list[dict]] = defaultdict(list)
+    by_case: defaultdict[str, list[Record]] = defaultdict(list)
+    records_of_target: defaultdict[str, list[Record]] = defaultdict(list)
     for r in records:
-        by_case[r["case"]].append(r)
-        records_of_target[r["target"]].append(r)
+        by_case[r.case].append(r)
+        records_of_target[r.target].append(r)
     if artifacts == "full":
         paged = {c for c, recs in by_case.items()
-                 if any(r["verdict"] in PAGED or r["verdict"] not in SEVERITY
-                        or (r.get("silent") or {}).get("verdict") in ("implausible", "garbage") for r in recs)}
+                 if any(r.verdict in PAGED or r.verdict not in SEVERITY
+                        or (r.silent or {}).get("verdict") in ("implausible", "garbage") for r in recs)}
     else:
         paged = {c for c, recs in by_case.items() if any(keeps_detail(r) for r in recs)}
     case_href = {c: f"cases/{view.slug(c)}.html" for c in paged}
@@ -282,21 +282,21 @@ def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | 
     from conformance.report import links
     bugreports = links.read(out_dir, clusters)
     clusters_view = None
-    by_pair = {(r["case"], r["target"]): r for r in records}
+    by_pair = {(r.case, r.target): r for r in records}
     if clusters is not None:
         clusters_view = []
         for c in clusters:
             c = dict(c)
             case_ids = [str(x) for x in (c.get("cases") or [])]
-            seen_ops = {str(by_case[x][0].get("op", "")) for x in case_ids if by_case.get(x)}
+            seen_ops = {str(by_case[x][0].op) for x in case_ids if by_case.get(x)}
             target_ids = [str(t) for t in (c.get("targets") or [c.get("target") or "?"])]
-            by_target = {t: next((r for r in records_of_target.get(t, ())), {}) for t in target_ids}
+            by_target = {t: next((r for r in records_of_target.get(t, ())), None) for t in target_ids}
             marker = causes.cluster_status(c, by_pair)
             c.update(cases=case_ids, op=seen_ops.pop() if len(seen_ops) == 1 else "", targets=target_ids,
                      targets_line=causes.fold_targets(by_target),
                      runtime=str(c.get("runtime") or next((view.runtime_family(r) for r in by_target.values() if r),
                                                           target_ids[0].split("/", 1)[0])),
-                     specs=sorted({str(r.get("spec", "")) for r in by_target.values() if r}, key=view.spec_key),
+                     specs=sorted({str(r.spec) for r in by_target.values() if r}, key=view.spec_key),
                      status=marker["status"], where=marker["where"])
             clusters_view.append(c)
         rank = {"new": 0, "fixed": 1, "baseline": 2, "expected": 3, "": 4}
@@ -306,9 +306,9 @@ def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | 
     counts: defaultdict[str, int] = defaultdict(int)
     unexcused: defaultdict[str, int] = defaultdict(int)   # failing verdicts the gate does not excuse
     for r in records:
-        counts[r["verdict"]] += 1
-        if r["verdict"] in FAILING and r.get("gate") not in ("expected", "baseline"):
-            unexcused[r["verdict"]] += 1
+        counts[r.verdict] += 1
+        if r.verdict in FAILING and r.gate not in ("expected", "baseline"):
+            unexcused[r.verdict] += 1
     versions = differences.version_differences(records)
     ir = differences.ir_vs_frontend(records)
     spec_fams = differences.spec_family_differences(records)
@@ -338,7 +338,7 @@ def render(records: list[dict], run_info, out_dir: Path, clusters: list[dict] | 
         for fam in fams:
             cases = []
             for cid in fam.case_ids:
-                recs = {r["target"]: r for r in by_case[cid]}
+                recs = {r.target: r for r in by_case[cid]}
                 cases.append({"id": cid, "params": view.matrix_params(cid), "href": case_href.get(cid),
                               "cells": [recs.get(t.id) for t in targets]})
             _write(out_dir / "families" / f"{fam.slug}.html",

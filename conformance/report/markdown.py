@@ -22,6 +22,7 @@ from conformance.report.view import (
     spec_family,
     spec_key,
 )
+from conformance.results import Record
 from conformance.runtimes.effective import describe_host
 from conformance.runtimes.effective import summary as configuration_summary
 
@@ -61,18 +62,18 @@ def _runs(run_info) -> list[dict]:
     return [r for r in (run_info if isinstance(run_info, list) else [run_info]) if r]
 
 
-def _target_order(record: dict):
+def _target_order(record: Record):
     """Records by runtime, device and configuration, then spec version."""
-    return setup_of_record(record), spec_key(str(record.get("spec", "")), spec_family(record))
+    return setup_of_record(record), spec_key(str(record.spec), spec_family(record))
 
 
-def summary(records: list[dict], run_info=None, clusters: list[dict] | None = None) -> str:
+def summary(records: list[Record], run_info=None, clusters: list[dict] | None = None) -> str:
     runs = _runs(run_info)
-    counts = Counter(r["verdict"] for r in records)
-    targets = [r["target"] for r in sorted({r["target"]: r for r in records}.values(), key=_target_order)]
+    counts = Counter(r.verdict for r in records)
+    targets = [r.target for r in sorted({r.target: r for r in records}.values(), key=_target_order)]
     gate = gate_summary(records)
     out = ["# RNN · GRU · LSTM conformance", ""]
-    facts = [f"{len(records)} verdicts", f"{len({r['case'] for r in records})} cases", f"{len(targets)} targets"]
+    facts = [f"{len(records)} verdicts", f"{len({r.case for r in records})} cases", f"{len(targets)} targets"]
     if runs:
         suites = sorted({str(r.get("suite")) for r in runs if r.get("suite")})
         if suites:
@@ -123,7 +124,7 @@ def summary(records: list[dict], run_info=None, clusters: list[dict] | None = No
     verdicts = [v for v in SEVERITY if counts.get(v)] + sorted(v for v in counts if v not in SEVERITY)
     by_target: defaultdict[str, Counter[str]] = defaultdict(Counter)
     for r in records:
-        by_target[r["target"]][r["verdict"]] += 1
+        by_target[r.target][r.verdict] += 1
     out += ["## Verdicts per target", "", "| target | " + " | ".join(verdicts) + " |",
             "|---|" + "---:|" * len(verdicts)]
     for t in targets:
@@ -134,22 +135,22 @@ def summary(records: list[dict], run_info=None, clusters: list[dict] | None = No
     if gate:
         listed, title = gate["new"], "New divergent pairs"
     else:
-        listed = sorted((r for r in records if r["verdict"] in FAILING),
-                        key=lambda r: (severity(r["verdict"]), natural_key(r["case"]), r["target"]))
+        listed = sorted((r for r in records if r.verdict in FAILING),
+                        key=lambda r: (severity(r.verdict), natural_key(r.case), r.target))
         title = "Divergent pairs"
     groups = defaultdict(list)   # one entry per (case, verdict), naming every target it hit
     for r in listed:
-        groups[(r["case"], r["verdict"])].append(r)
+        groups[(r.case, r.verdict)].append(r)
     if listed:
         out += ["<details><summary>" + text(f"{title}: {len(listed)} verdicts, {len(groups)} case × verdict")
                 + "</summary>", ""]
         for (case, verdict), recs in list(groups.items())[:MAX_LISTED]:
             recs = sorted(recs, key=_target_order)
             first = recs[0]
-            where = ", ".join(code(r["target"]) for r in recs)
-            out.append(f"- **{text(verdict)}** {code(case)} on {where}: {text(_first_line(first.get('message')))}")
-            if first.get("repro"):
-                out.append(f"  {code(first['repro'])}")
+            where = ", ".join(code(r.target) for r in recs)
+            out.append(f"- **{text(verdict)}** {code(case)} on {where}: {text(_first_line(first.message))}")
+            if first.repro:
+                out.append(f"  {code(first.repro)}")
         if len(groups) > MAX_LISTED:
             out.append(f"- … and {len(groups) - MAX_LISTED} more (see the HTML report)")
         out += ["", "</details>", ""]
@@ -166,7 +167,7 @@ def summary(records: list[dict], run_info=None, clusters: list[dict] | None = No
     elif not clusters:
         out.append("The ablation step formed no cluster.")
     else:
-        by_pair = {(r["case"], r["target"]): r for r in records}
+        by_pair = {(r.case, r.target): r for r in records}
         marked = [(cluster_status(c, by_pair), c) for c in clusters]
         rank = {"new": 0, "fixed": 1, "baseline": 2, "expected": 3, "": 4}
         marked.sort(key=lambda mc: (rank.get(mc[0]["status"], 4), -len(mc[1].get("cases") or [])))
@@ -239,7 +240,7 @@ def _cause_line(g: dict) -> str:
     return line
 
 
-def write_markdown(records: list[dict], run_info, path, clusters: list[dict] | None = None) -> Path:
+def write_markdown(records: list[Record], run_info, path, clusters: list[dict] | None = None) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, summary(records, run_info, clusters))

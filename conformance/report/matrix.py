@@ -19,23 +19,24 @@ from conformance.report.view import (
     spec_family,
     spec_key,
 )
+from conformance.results import Record
 
 
 class Target:
     """A column of the matrix, from the records' own fields (and run.json's target list)."""
 
-    def __init__(self, rec: dict, index: int = 0):
-        self.id = rec["target"]
-        self.runtime = str(rec.get("runtime", "?"))
-        self.version = str(rec.get("runtime_version") or rec.get("version") or "")
-        self.device = str(rec.get("device") or "")
+    def __init__(self, rec: Record, index: int = 0):
+        self.id = rec.target
+        self.runtime = str(rec.runtime if rec.has("runtime") else "?")
+        self.version = str(rec.runtime_version or "")
+        self.device = str(rec.device or "")
         # the configuration asked for, and the precision it computes float32 in where not f32's
         self.config = config_of(rec)
-        self.spec = str(rec.get("spec") or "")
+        self.spec = str(rec.spec or "")
         self.spec_family = spec_family(rec)
         self.setup = setup_of_record(rec)
-        self.plugin = bool(rec.get("plugin"))
-        self.description = str(rec.get("description_target") or "")
+        self.plugin = bool(rec.plugin)
+        self.description = ""   # a record does not describe its target: run.json does (html._run_targets)
         self.index = index
 
     @property
@@ -66,11 +67,11 @@ class Target:
     leaf_bottom = ""
 
 
-def collect_targets(records: list[dict]) -> list[Target]:
+def collect_targets(records: list[Record]) -> list[Target]:
     seen = {}
     for r in records:
-        if r["target"] not in seen:
-            seen[r["target"]] = Target(r)
+        if r.target not in seen:
+            seen[r.target] = Target(r)
     targets = sorted(seen.values(), key=Target.sort_key)
     for i, t in enumerate(targets):
         t.index = i
@@ -121,17 +122,17 @@ def header_groups(targets: list[Target]) -> tuple[list[dict], list[dict]]:
 
 
 class Cell:
-    def __init__(self, records: list[dict]):
+    def __init__(self, records: list[Record]):
         self.records = records
-        self.counts = Counter(r["verdict"] for r in records)
-        live = [r for r in records if r.get("gate") != "expected"]
+        self.counts = Counter(r.verdict for r in records)
+        live = [r for r in records if r.gate != "expected"]
         self.verdict = worst(list(self.counts))
-        live_worst = worst([r["verdict"] for r in live])
+        live_worst = worst([r.verdict for r in live])
         # every record of the worst verdict is a known divergence: grey the cell, say so
         self.expected = bool(records) and (not live or severity(live_worst) > severity(self.verdict))
         self.shade = live_worst if (self.expected and live) else self.verdict
-        self.gates = Counter(r.get("gate") for r in records if r.get("gate"))
-        measures = [error_measure(r) for r in records if r["verdict"] not in ("pass",)] or \
+        self.gates = Counter(r.gate for r in records if r.gate)
+        measures = [error_measure(r) for r in records if r.verdict not in ("pass",)] or \
                    [error_measure(r) for r in records]
         ratios = [v for v, k in measures if k == "ratio"]
         abss = [v for v, k in measures if k == "abs"]
@@ -152,34 +153,34 @@ class Cell:
 
 
 class Family:
-    def __init__(self, name: str, records: list[dict], targets: list[Target]):
+    def __init__(self, name: str, records: list[Record], targets: list[Target]):
         self.name = name
         self.records = records
         first = records[0]
-        self.op = str(first.get("op") or name.split("/")[0].upper())
-        self.invalid = any(r.get("expect") == "invalid" for r in records)
-        self.file = first.get("file") or ""
+        self.op = str(first.op or name.split("/")[0].upper())
+        self.invalid = any(r.expect == "invalid" for r in records)
+        self.file = first.file or ""
         self.clauses = list(dict.fromkeys(c for r in records for c in clauses_of(r)))
-        self.case_ids = sorted({r["case"] for r in records}, key=natural_key)
+        self.case_ids = sorted({r.case for r in records}, key=natural_key)
         by_target = defaultdict(list)
         for r in records:
-            by_target[r["target"]].append(r)
+            by_target[r.target].append(r)
         self.cells = [Cell(by_target[t.id]) if by_target.get(t.id) else None for t in targets]
-        self.counts = Counter(r["verdict"] for r in records)
+        self.counts = Counter(r.verdict for r in records)
         self.verdict = worst(list(self.counts))
         self.slug = slug(name)
-        self.specs = sorted({str(r.get("spec")) for r in records}, key=spec_key)
+        self.specs = sorted({str(r.spec) for r in records}, key=spec_key)
 
     @property
     def search(self) -> str:
         return "\n".join([self.name, *self.case_ids]).lower()
 
 
-def group_families(records: list[dict], targets: list[Target]) -> list[tuple[str, list[Family]]]:
+def group_families(records: list[Record], targets: list[Target]) -> list[tuple[str, list[Family]]]:
     """Families grouped by op; inside an op, valid families first, then the invalid ones."""
     fams = defaultdict(list)
     for r in records:
-        fams[family_of(r["case"])].append(r)
+        fams[family_of(r.case)].append(r)
     families = [Family(name, recs, targets) for name, recs in fams.items()]
     by_op = defaultdict(list)
     for f in families:
@@ -190,8 +191,8 @@ def group_families(records: list[dict], targets: list[Target]) -> list[tuple[str
     return out
 
 
-def totals(records: list[dict], targets: list[Target]) -> list[Cell]:
+def totals(records: list[Record], targets: list[Target]) -> list[Cell]:
     by_target = defaultdict(list)
     for r in records:
-        by_target[r["target"]].append(r)
+        by_target[r.target].append(r)
     return [Cell(by_target[t.id]) for t in targets]

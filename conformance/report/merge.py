@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.results import read_results
+from conformance.results import Record, read_records
 
 
 class ReportInputError(ValueError):
@@ -21,7 +21,7 @@ class ReportInputError(ValueError):
 
 @dataclass
 class Loaded:
-    records: list = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
     runs: list = field(default_factory=list)        # run.json of each results file (with "source")
     warnings: list = field(default_factory=list)    # files beside the results that could not be read
     clusters: list | None = None                    # clusters.json found beside the results, if any
@@ -58,12 +58,12 @@ def load(paths, clusters_path=None) -> Loaded:
         order = (str(info.get("started") or ""), res.stat().st_mtime, i)
         runs.append((order, res, info))
     runs.sort(key=lambda item: item[0])
-    latest = {}
+    latest: dict[tuple[str, str], Record] = {}
     clusters = None
     for _, res, _ in runs:
-        for rec in read_results(res):
-            if "case" in rec and "target" in rec:
-                latest[(rec["case"], rec["target"])] = rec
+        for rec in read_records(res):
+            if rec.has("case") and rec.has("target"):
+                latest[(rec.case, rec.target)] = rec
         beside = res.parent / "clusters.json"
         if clusters_path is None and beside.is_file():
             found = _beside(beside, warnings, [])

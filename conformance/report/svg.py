@@ -12,6 +12,7 @@ import math
 from markupsafe import Markup, escape
 
 from conformance.report.view import num, time_step_of
+from conformance.results import Record
 
 #: Tableau 10, then the same hues dashed
 PALETTE = ("#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#b07aa1", "#76b7b2", "#edc948", "#ff9da7",
@@ -19,9 +20,9 @@ PALETTE = ("#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#b07aa1", "#76b7b2", "#e
 FLOOR = 1e-12       # a ratio of 0 (exact) is drawn here, on the axis floor
 
 
-def series_of(rec: dict) -> dict | None:
+def series_of(rec: Record) -> dict | None:
     """{"points": [(step, ratio|None)], "source": "error_by_step" | "worst"} or None (no numbers)."""
-    by_step = rec.get("error_by_step")
+    by_step = rec.error_by_step
     if isinstance(by_step, dict) and by_step:
         length = max((len(v) for v in by_step.values() if isinstance(v, list)), default=0)
         points = []
@@ -31,7 +32,7 @@ def series_of(rec: dict) -> dict | None:
             points.append((step, max(vals) if vals else None))
         if any(p[1] is not None for p in points):
             return {"points": points, "source": "error_by_step"}
-    worst = rec.get("worst")
+    worst = rec.worst
     if isinstance(worst, dict):
         ratio = num(worst.get("ratio"))
         step = time_step_of(worst.get("time_step"))
@@ -66,7 +67,7 @@ def _fmt_pow(e: int) -> str:
     return {0: "1", 1: "10", -1: "0.1"}.get(e, f"1e{e}")
 
 
-def error_plot(records: list[dict], labels: dict | None = None, width: int = 760) -> Markup:
+def error_plot(records: list[Record], labels: dict | None = None, width: int = 760) -> Markup:
     """An SVG plot of every record that has numbers (the page lists the ones without: rejected,
     crash...); empty when none has."""
     labels = labels or {}
@@ -144,7 +145,7 @@ def error_plot(records: list[dict], labels: dict | None = None, width: int = 760
     for i, (rec, s) in enumerate(series):
         colour = PALETTE[i % len(PALETTE)]
         dash = ' stroke-dasharray="6 3"' if i >= len(PALETTE) else ""
-        target = rec["target"]
+        target = rec.target
         out.append(f'<g class="series" data-target="{escape(target)}" data-source="{s["source"]}">')
         out.append(f"<title>{escape(labels.get(target, target))}</title>")
         d, pen = [], False
@@ -170,7 +171,7 @@ def error_plot(records: list[dict], labels: dict | None = None, width: int = 760
         worst = max((y for _, y in s["points"] if y is not None), default=None)
         note = "" if s["source"] == "error_by_step" else (
             " (worst element only)" if s.get("step_known", True) else " (worst element; time step not stated)")
-        text = f'{labels.get(rec["target"], rec["target"])} — {rec["verdict"]}, worst {worst:.3g}×{note}'
+        text = f'{labels.get(rec.target, rec.target)} — {rec.verdict}, worst {worst:.3g}×{note}'
         out.append(f'<g class="legend-item"><line x1="{left}" x2="{left + 22}" y1="{ly - 4}" y2="{ly - 4}" '
                    f'stroke="{colour}" stroke-width="2.5"{dash}/><circle cx="{left + 11}" cy="{ly - 4}" r="3" '
                    f'fill="{colour}"/><text class="legend" x="{left + 30}" y="{ly}">{escape(text)}</text></g>')

@@ -19,6 +19,7 @@ from rich.table import Table
 from conformance.compare.verdicts import FAILING, VERDICTS
 from conformance.compare.verdicts import TERMINAL as COLOURS
 from conformance.report import causes as causes_of
+from conformance.results import Record
 
 #: causes listed by name before "... and N more" (every one with --verbose)
 MAX_CAUSES = 10
@@ -55,19 +56,19 @@ def _cause(console: Console, g: dict, repro: bool = True) -> None:
         console.print(f"    repro: {g['repro']}", highlight=False, markup=False, soft_wrap=True)
 
 
-def summary(console: Console, records: list, load_errors, skipped, out_dir, *, ran: int, resumed: int,
+def summary(console: Console, records: list[Record], load_errors, skipped, out_dir, *, ran: int, resumed: int,
             wall_s: float, audit=None, sliced: bool = False, clusters=None, max_failures: int = 15,
             verbosity: int = 0) -> None:
-    """``audit``: the gate's audit (conformance/gate_audit.py), each finding printed once; in a
+    """``audit``: the gate's audit (conformance/gate/audit.py), each finding printed once; in a
     slice (``sliced``: -k or case paths), an entry that covers only passing pairs is a note, since
     the slice may have left its failing pairs out."""
     by_target: defaultdict[str, Counter[str]] = defaultdict(Counter)
     counts: Counter[str] = Counter()
     gates: Counter[str] = Counter()
     for r in records:
-        by_target[r["target"]][r["verdict"]] += 1
-        counts[r["verdict"]] += 1
-        gates[r.get("gate", "new" if r["verdict"] in FAILING else "ok")] += 1
+        by_target[r.target][r.verdict] += 1
+        counts[r.verdict] += 1
+        gates[r.gate or ("new" if r.verdict in FAILING else "ok")] += 1
     verdicts = [v for v in VERDICTS if counts.get(v)]
     if by_target and verbosity >= 0:
         _per_target(console, by_target, verdicts)
@@ -83,20 +84,20 @@ def summary(console: Console, records: list, load_errors, skipped, out_dir, *, r
     if audit is not None and audit.idle and verbosity >= 1:
         console.print(f"{audit.idle} expectation{'s' if audit.idle != 1 else ''} had no pair of theirs in this "
                       f"selection", highlight=False)
-    fixed = [r for r in records if r.get("gate") == "fixed"]
+    fixed = [r for r in records if r.gate == "fixed"]
     for r in fixed[:max_failures if verbosity < 1 else None]:
-        console.print(f"[green]fixed[/] {escape(r['case'])} on {escape(r['target'])} now passes; its expectation "
-                      f"({r['expected']['where']}) can go", highlight=False, soft_wrap=True)
+        console.print(f"[green]fixed[/] {escape(r.case)} on {escape(r.target)} now passes; its expectation "
+                      f"({(r.expected or {}).get('where')}) can go", highlight=False, soft_wrap=True)
     if len(fixed) > max_failures and verbosity < 1:
         console.print(f"  ... and {len(fixed) - max_failures} more fixed (--verbose lists them)", highlight=False)
-    new = [r for r in records if r.get("gate", "new") == "new" and r["verdict"] in FAILING]
+    new = [r for r in records if r.gate in ("", "new") and r.verdict in FAILING]
     if new and verbosity >= 1:
         console.print(f"\n[bold]the {len(new)} new failing verdicts, one by one:[/]")
         for rec in new:
-            console.print(f"[{COLOURS.get(rec['verdict'], '')}]{rec['verdict']}[/] {escape(rec['case'])} on "
-                          f"{escape(rec['target'])}", highlight=False, soft_wrap=True)
-            console.print(f"  {rec['message']}", highlight=False, markup=False, soft_wrap=True)
-            console.print(f"  repro: {rec['repro']}", highlight=False, markup=False, soft_wrap=True)
+            console.print(f"[{COLOURS.get(rec.verdict, '')}]{rec.verdict}[/] {escape(rec.case)} on "
+                          f"{escape(rec.target)}", highlight=False, soft_wrap=True)
+            console.print(f"  {rec.message}", highlight=False, markup=False, soft_wrap=True)
+            console.print(f"  repro: {rec.repro}", highlight=False, markup=False, soft_wrap=True)
 
     parts = causes_of.split(causes_of.causes(records, clusters))
     where = f"{out_dir}/clusters.json" if clusters is not None else "no ablation run"

@@ -1,8 +1,8 @@
 """What the report pages show, computed from results records: families, targets, worst verdicts,
 the cross-spec differences. Plain data in, plain data out; the templates only lay it out.
 
-A record is one line of results.jsonl (conformance/run/engine.py). Fields the report reads when
-present and does without otherwise: ``gate`` and ``expected`` (conformance/gate.py),
+A record is one line of results.jsonl, read back as a ``Record`` (conformance/results.py). Fields the report reads when
+present and does without otherwise: ``gate`` and ``expected`` (conformance/gate/apply.py),
 ``worst_elements`` and ``error_by_step`` (per output), ``attributes``, ``shape``, ``inputs``,
 ``semantics`` (the spec's semantics profile), ``spec_family`` and ``runtime_family`` (from the Spec
 and the Target: conformance/results.py ``Record``; the report never parses an id for them).
@@ -17,6 +17,7 @@ from collections import Counter, defaultdict
 
 from conformance.case.vocabulary import SPEC_FAMILIES
 from conformance.compare.verdicts import FAILING, severity
+from conformance.results import Record
 from conformance.runtimes.effective import config_label
 
 GATES = ("new", "baseline", "expected", "fixed", "ok", "fallback")
@@ -47,9 +48,9 @@ def matrix_params(case_id: str) -> list[tuple[str, str]]:
     return [(p.split("=", 1)[0], p.split("=", 1)[1]) if "=" in p else (p, "") for p in parts if p]
 
 
-def clauses_of(rec: dict) -> list[str]:
+def clauses_of(rec: Record) -> list[str]:
     """A record's spec clauses (a list; a lone string is one clause)."""
-    c = rec.get("clause") or []
+    c = rec.clause or []
     return [c] if isinstance(c, str) else [str(x) for x in c]
 
 
@@ -60,10 +61,10 @@ def natural_key(text: str):
 SPEC_FAMILY_ORDER = SPEC_FAMILIES
 
 
-def spec_family(rec: dict) -> str:
+def spec_family(rec: Record) -> str:
     """The record's spec family (``onnx``, ``openvino``, ...), as its Spec names it. Results written
     before records carried it give their spec's name."""
-    return str(rec.get("spec_family") or rec.get("spec", ""))
+    return str(rec.spec_family or rec.spec)
 
 
 def spec_key(spec: str, fam: str = ""):
@@ -73,21 +74,21 @@ def spec_key(spec: str, fam: str = ""):
     return (rank, fam, natural_key(spec))
 
 
-def runtime_and_device(rec: dict) -> str:
-    """``runtime-version/device`` of a record's target, from the record's fields (run.json's
-    target entries name the version ``version``)."""
+def runtime_and_device(rec: Record | dict) -> str:
+    """``runtime-version/device`` of a record's target, from the record's fields (or of run.json's
+    target entry, which names the version ``version``)."""
     version = str(rec.get("runtime_version") or rec.get("version") or "")
     return f"{rec.get('runtime', '?')}" + (f"-{version}" if version else "") + f"/{rec.get('device') or ''}"
 
 
-def config_of(rec: dict) -> str:
-    """The label of a record's configuration, as target ids and the matrix show it (``default``,
-    ``precision=pinned``, ``precision=default→bf16``)."""
+def config_of(rec: Record | dict) -> str:
+    """The label of a record's (or a run.json target entry's) configuration, as target ids and the
+    matrix show it (``default``, ``precision=pinned``, ``precision=default→bf16``)."""
     return config_label(str(rec.get("config") or "default"),
                         str(rec.get("target_precision") or rec.get("precision") or ""))
 
 
-def setup_of_record(rec: dict) -> str:
+def setup_of_record(rec: Record | dict) -> str:
     """The runtime, its version, the device and the configuration of a record's target (its id
     without the spec version), built from the record's own fields, not parsed from the id."""
     label = config_of(rec)
@@ -100,10 +101,10 @@ def machines(configuration: dict) -> str:
     return ", ".join(sorted({f"{w.get('host', '?')} ({w.get('worker', '?')})" for w in found if isinstance(w, dict)}))
 
 
-def runtime_family(rec: dict) -> str:
+def runtime_family(rec: Record) -> str:
     """Runtimes that share an implementation under different program formats (OpenVINO reads ONNX
     and IR under one name; `onnxruntime-dml` is onnxruntime). A record may name it outright."""
-    return str(rec.get("runtime_family") or rec.get("runtime", ""))
+    return str(rec.runtime_family or rec.runtime)
 
 
 def slug(text: str, limit: int = 80) -> str:
@@ -132,12 +133,12 @@ def time_step_of(value):
     return int(m.group(1)) if m else None
 
 
-def error_measure(rec: dict):
+def error_measure(rec: Record):
     """(value, kind) of a record's worst error: the ratio to the tolerance, else max_abs_err."""
-    ratio = num(rec.get("ratio"))
+    ratio = num(rec.ratio)
     if ratio is not None:
         return ratio, "ratio"
-    err = num(rec.get("max_abs_err"))
+    err = num(rec.max_abs_err)
     if err is not None:
         return err, "abs"
     return None, ""
@@ -150,38 +151,38 @@ def _finite_max(values):
 
 # -------------------------------------------------------------------------------------------- gate
 
-def tokens(records) -> str:
+def tokens(records: list[Record]) -> str:
     """The filter tokens of a group of records: verdicts, `failing`, `gate:<gate>`."""
     toks = set()
     for r in records:
-        toks.add(r["verdict"])
-        if r["verdict"] in FAILING:
+        toks.add(r.verdict)
+        if r.verdict in FAILING:
             toks.add("failing")
-        if r.get("gate"):
-            toks.add(f"gate:{r['gate']}")
+        if r.gate:
+            toks.add(f"gate:{r.gate}")
     return " ".join(sorted(toks))
 
 
-def gate_summary(records: list[dict]) -> dict | None:
+def gate_summary(records: list[Record]) -> dict | None:
     """New, expected, fixed and baseline-known records; None when no record went through a gate."""
-    gated = [r for r in records if r.get("gate")]
+    gated = [r for r in records if r.gate]
     if not gated:
         return None
-    counts = Counter(r["gate"] for r in gated)
-    new = sorted((r for r in gated if r["gate"] == "new"), key=lambda r: (severity(r["verdict"]),
-                                                                          natural_key(r["case"]), r["target"]))
+    counts = Counter(r.gate for r in gated)
+    new = sorted((r for r in gated if r.gate == "new"), key=lambda r: (severity(r.verdict),
+                                                                       natural_key(r.case), r.target))
     expected = defaultdict(list)
     for r in gated:
-        if r["gate"] == "expected":
-            e = r.get("expected") or {}
+        if r.gate == "expected":
+            e = r.expected or {}
             expected[(str(e.get("kind", "")), str(e.get("reason", "")), str(e.get("link", "")))].append(r)
-    fixed = [r for r in gated if r["gate"] == "fixed"]
+    fixed = [r for r in gated if r.gate == "fixed"]
     return {
-        "counts": counts, "new": new, "fixed": sorted(fixed, key=lambda r: (natural_key(r["case"]), r["target"])),
+        "counts": counts, "new": new, "fixed": sorted(fixed, key=lambda r: (natural_key(r.case), r.target)),
         "expected": [{"kind": k, "reason": reason, "link": link, "records": recs,
-                      "targets": sorted({r["target"] for r in recs})}
+                      "targets": sorted({r.target for r in recs})}
                      for (k, reason, link), recs in sorted(expected.items(), key=lambda kv: -len(kv[1]))],
-        "baseline": [r for r in gated if r["gate"] == "baseline"],
+        "baseline": [r for r in gated if r.gate == "baseline"],
     }
 
 
@@ -193,7 +194,7 @@ def safe_link(url) -> str | None:
 
 # -- where the specs are silent ---------------------------------------------------------------------
 
-def silent_table(records: list[dict]) -> dict | None:
+def silent_table(records: list[Record]) -> dict | None:
     """The spec-silent table: a row per silent point (the reason code of the unspecified elements),
     a column per runtime configuration (the target without its spec version), and in each cell what
     that runtime put there across its pairs: the plausible reading it chose (``zeros``,
@@ -202,16 +203,16 @@ def silent_table(records: list[dict]) -> dict | None:
     cells: dict = defaultdict(lambda: defaultdict(lambda: {"counts": Counter(), "example": {}}))
     columns: dict[str, tuple] = {}  # column -> its sort key
     for r in records:
-        silent = r.get("silent")
+        silent = r.silent
         if not silent:
             continue
         column = setup_of_record(r)
-        columns.setdefault(column, (str(r.get("runtime", "")), natural_key(str(r.get("runtime_version", ""))), column))
+        columns.setdefault(column, (str(r.runtime), natural_key(str(r.runtime_version)), column))
         for point, entry in silent.get("points", {}).items():
             cell = cells[point][column]
             reading = str(entry.get("reading", "?"))
             cell["counts"][reading] += 1
-            cell["example"].setdefault(reading, r["case"])
+            cell["example"].setdefault(reading, r.case)
     if not cells:
         return None
     order = sorted(columns, key=lambda c: columns[c])

@@ -36,7 +36,7 @@ class RunConfig:
     repeat_under: float = REPEAT_UNDER
     batch: bool = True
     expectations: Any = None        # conformance.gate.Expectations, or None
-    baseline: Any = None            # conformance.baseline.Baseline, or None
+    baseline: Any = None            # conformance.gate.baseline.Baseline, or None
     ablation: bool = True
     ablation_budget: int = 4000
     ablation_time: float = 600.0
@@ -68,8 +68,9 @@ class RunConfig:
         if not (self.expectations or self.baseline):
             return None
         from conformance.gate import classify
+        from conformance.results import Record
         expectations, base = self.expectations, self.baseline
-        return lambda rec: classify(rec, expectations, base)
+        return lambda line: classify(Record.from_dict(line), expectations, base)   # the engine's line
 
 
 def run_session(cases, targets, config: RunConfig, console=None, load_errors=(), skipped=()) -> int:
@@ -93,7 +94,7 @@ def _session(console, cases, load_errors, targets, skipped, config: RunConfig) -
     from conformance.isolation.workers import Pool
     from conformance.report import terminal
     from conformance.report.artifacts import finish as finish_artifacts
-    from conformance.results import ResultStore
+    from conformance.results import ResultStore, records_of
     from conformance.run.ablation import ABLATED_VERDICTS, ablate
     from conformance.run.engine import Engine, write_run_info
     from conformance.run.probe import PROBE_TIMEOUT, measured
@@ -137,9 +138,10 @@ def _session(console, cases, load_errors, targets, skipped, config: RunConfig) -
                 summary = engine.run(pool)
             finally:
                 store.close()
-        latest = store.latest()
+        latest = store.latest()   # the store's lines: the ablation reads them as they are
+        read = records_of(latest)   # and the gate and the reports as Records
         clusters, ablation_s = None, 0.0
-        if config.ablation and any(r["verdict"] in ABLATED_VERDICTS for r in latest):
+        if config.ablation and any(r.verdict in ABLATED_VERDICTS for r in read):
             if not quiet:
                 console.print("ablating the failing groups to name their causes ...")
             started = time.perf_counter()
@@ -150,24 +152,25 @@ def _session(console, cases, load_errors, targets, skipped, config: RunConfig) -
                 share = ablation_s / max(summary.wall_s + ablation_s, 1e-9)
                 console.print(f"ablation: {ablation_s:.1f} s, {share:.0%} of the run", highlight=False)
     # judge the whole selection, resumed pairs included, under today's expectations, each pair with
-    # its cluster's cause (the entry naming it preferred), and audit the entries (conformance/gate_audit.py)
-    from conformance.gate_audit import audit, regate
+    # its cluster's cause (the entry naming it preferred), and audit the entries (conformance/gate/audit.py)
+    from conformance.gate import regate
+    from conformance.gate.audit import audit
     if expectations:
         for entry in expectations.entries:
             entry.matched = 0
     wanted_cases, wanted_targets = {c.id for c in cases}, {t.id for t in targets}
-    records = regate([r for r in latest if r["case"] in wanted_cases and r["target"] in wanted_targets],
+    records = regate([r for r in read if r.case in wanted_cases and r.target in wanted_targets],
                      expectations, base, clusters)
     checked = audit(records, expectations, clusters)
-    new = [r for r in records if r.get("gate", "new") == "new" and r["verdict"] in FAILING]
+    new = [r for r in records if r.gate in ("", "new") and r.verdict in FAILING]
     info.update({"finished": datetime.datetime.now(datetime.UTC).isoformat(),
-                 "counts": dict(Counter(r["verdict"] for r in records)),
-                 "gate": dict(Counter(r.get("gate", "") for r in records)),
+                 "counts": dict(Counter(r.verdict for r in records)),
+                 "gate": dict(Counter(r.gate for r in records)),
                  "wall_s": summary.wall_s, "runtime_s": summary.runtime_s, "ablation_s": round(ablation_s, 3),
                  "gate_audit": checked.to_json()})
     write_run_info(out_dir, info)
-    gated = {(r["case"], r["target"]): r for r in records}
-    written = finish_artifacts(out_dir, [gated.get((r["case"], r["target"]), r) for r in latest], config.artifacts)
+    gated = {(r.case, r.target): r for r in records}
+    written = finish_artifacts(out_dir, [gated.get((r.case, r.target), r) for r in read], config.artifacts)
     write_reports([written.get(pair, r) for pair, r in gated.items()], info, out_dir, clusters, config.artifacts)
     terminal.summary(console, records, load_errors, skipped, out_dir, ran=sum(summary.counts.values()),
                      resumed=summary.skipped_pairs,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from conformance.case.limits import DEFAULT_LIMITS, Limits, shorten, shorten_text
 from conformance.case.yamlio import (
@@ -17,7 +18,10 @@ from conformance.case.yamlio import (
     open_regular,
 )
 from conformance.compare import FAILING
-from conformance.gate_schema import ALL_VERDICTS, ExpectationsError
+from conformance.gate.schema import ALL_VERDICTS, ExpectationsError
+
+if TYPE_CHECKING:
+    from conformance.results import Record
 
 
 def target_key(target_id: str) -> str:
@@ -118,6 +122,6 @@ class Baseline:
             out += [(key, other) for other in sorted(theirs - mine) if split(other) == split(key)]
         return out
 
-    def regressed(self, record: dict) -> bool:
-        before = self.failing.get((record["case"], target_key(record["target"])))
+    def regressed(self, record: Record) -> bool:
+        before = self.failing.get((record.case, target_key(record.target)))
         return before is None or before not in FAILING

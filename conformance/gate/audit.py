@@ -1,10 +1,11 @@
 """Whether the gate excuses each divergence for the defect its expectation names.
 
-The gate (:mod:`conformance.gate`) matches an expectations entry by the pair's case, target,
+The gate (:mod:`conformance.gate.expectations`) matches an expectations entry by the pair's case, target,
 features and configuration; the ablation (:mod:`conformance.run.ablation`) then names each failing
 group's cause, a set of features ("fails whenever clip is set"). After the ablation, a run judges
 its pairs again with each pair's cause: where several entries cover a pair, the one whose features
-name the cause excuses it (:meth:`conformance.gate.Expectations.match`). What is left is audited:
+name the cause excuses it (:meth:`conformance.gate.expectations.Expectations.match`; the judging
+again is :func:`conformance.gate.apply.regate`). What is left is audited:
 
 - **off cause**: an entry named by features excuses a cluster whose cause is none of its features
   (an entry about the peephole input P excusing "fails whenever input_forget is 1"): the entry is
@@ -19,85 +20,22 @@ name the cause excuses it (:meth:`conformance.gate.Expectations.match`). What is
 - **idle**: an entry that covers no pair of this selection (a ``-k`` or path slice of the corpus,
   another runtime, another version): nothing to say, and not a warning; counted only.
 
-docs/gate.md ("An entry excuses a pair only for the defect it names") states the rules; tests/test_gate_audit.py tests them.
+docs/gate.md ("An entry excuses a pair only for the defect it names") states the rules; tests/test_first_hour.py tests them.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from conformance.case.features import FEATURES
 from conformance.compare.verdicts import FAILING
-from conformance.gate import CONFIGURATION, Entry, Expectations, classify
+from conformance.gate.apply import causes_by_pair
+from conformance.gate.entry import Entry, features_of
 
-
-def cause_tokens(names, tokens) -> frozenset[str]:
-    """The feature tokens of a cause: the cluster's feature names (``clip``, ``peepholes``,
-    ``direction``, ``configuration``, ...) as the tokens a case of it has (``clip``, ``P``,
-    ``reverse``, ...; a prefix such as ``act=`` stands for the case's own ``act=Elu``)."""
-    names = set(names or ())
-    keys = [k for f in FEATURES if f.name in names for k in f.tokens]
-    out = {t for t in tokens or () if any(t == k or (k.endswith("=") and t.startswith(k)) for k in keys)}
-    if CONFIGURATION in names:
-        out.add(CONFIGURATION)
-    return frozenset(out)
-
-
-def _shape(tokens) -> frozenset[str]:
-    """Tokens up to their values (``act=Elu`` and ``act=Relu`` are one feature)."""
-    return frozenset(t.split("=", 1)[0] + "=" if "=" in t else t for t in tokens)
-
-
-def cause_of(cluster: dict, record: dict, features_of: dict) -> frozenset[str] | None:
-    """The cause tokens of ``record`` in ``cluster``: the tokens of the cluster's named features the
-    record has, where they are those of a case the ablation took apart (the ablation names a group's
-    cause from its first case; a pair of the group that has other features, a bidirectional one in a
-    group explained by "the direction is reverse", is not said to have it). None: no named cause."""
-    names = set(cluster.get("features") or ())
-    if not names:
-        return None
-    mine = set(cause_tokens(names, record.get("features")))
-    if "direction" in names and "bidirectional" in (record.get("features") or ()):
-        mine.add("bidirectional")
-    if not mine:
-        return None
-    reps = {str(a.get("case", "")).split("~", 1)[0] for a in cluster.get("ablations") or ()}
-    shapes = []
-    for rep in reps:
-        if rep in features_of:
-            tokens = set(cause_tokens(names, features_of[rep]))
-            if "direction" in names and "bidirectional" in features_of[rep]:
-                tokens.add("bidirectional")
-            shapes.append(_shape(tokens))
-    if shapes and _shape(mine) not in shapes:
-        return None
-    return frozenset(mine)
-
-
-def causes_by_pair(clusters) -> dict:
-    """(case, target) -> the cluster it belongs to."""
-    out: dict = {}
-    for c in clusters or ():
-        for target, ids in (c.get("cases_by_target") or {}).items():
-            for case in ids:
-                out.setdefault((case, target), c)
-    return out
-
-
-def regate(records: list[dict], expectations: Expectations | None, baseline, clusters) -> list[dict]:
-    """The records with their gate fields judged anew, each with its cluster's cause where the
-    ablation named one (the entry naming it preferred)."""
-    if expectations is None and baseline is None:
-        return list(records)
-    cluster_of = causes_by_pair(clusters)
-    features_of = {r["case"]: r.get("features") or () for r in records}
-    out = []
-    for r in records:
-        c = cluster_of.get((r["case"], r["target"]))
-        cause = cause_of(c, r, features_of) if c else None
-        out.append(dict(r, **classify(r, expectations, baseline, cause)))
-    return out
+if TYPE_CHECKING:
+    from conformance.gate.expectations import Expectations
+    from conformance.results import Record
 
 
 @dataclass
@@ -155,7 +93,7 @@ class Audit:
                 "idle": self.idle}
 
 
-def audit(records: list[dict], expectations: Expectations | None, clusters=None) -> Audit:
+def audit(records: list[Record], expectations: Expectations | None, clusters=None) -> Audit:
     """The audit of the gate's entries over the judged ``records`` (see the module's docstring):
     the pairs of this selection only, so an entry for what did not run is idle, not stale; one
     whose targets ran (in a version it names) and that covers nothing is ``unmatched``."""
@@ -167,18 +105,18 @@ def audit(records: list[dict], expectations: Expectations | None, clusters=None)
     excused: Counter = Counter()
     by_where = {str(e.where): e for e in expectations.entries}
     for r in records:
-        entry = r.get("expected") or {}
-        if r.get("gate") != "expected":
+        entry = r.expected or {}
+        if r.gate != "expected":
             continue
         excused[entry.get("where")] += 1
         if entry.get("names_cause") is False:
-            c = cluster_of.get((r["case"], r["target"])) or {}
+            c = cluster_of.get((r.case, r.target)) or {}
             off[(entry.get("where"), str(c.get("cause", "")))] += 1
     result.off_cause = [(by_where[w], cause, n) for (w, cause), n in sorted(off.items()) if w in by_where]
     covered: defaultdict = defaultdict(Counter)   # entry -> verdict class -> pairs it covers, any verdict
     by_target: defaultdict = defaultdict(list)
     for r in records:
-        by_target[r["target"]].append(r)
+        by_target[r.target].append(r)
     for entry in expectations.entries:
         if entry.tolerance is not None:
             continue
@@ -187,8 +125,8 @@ def audit(records: list[dict], expectations: Expectations | None, clusters=None)
                 continue
             for r in recs:
                 if _covers_any_verdict(entry, r):
-                    covered[id(entry)]["failing" if r["verdict"] in FAILING else r["verdict"]] += 1
-    ran = {id(e) for e in expectations.unused({r["target"] for r in records})}   # their targets ran
+                    covered[id(entry)]["failing" if r.verdict in FAILING else r.verdict] += 1
+    ran = {id(e) for e in expectations.unused({r.target for r in records})}   # their targets ran
     for entry in expectations.entries:
         if entry.tolerance is not None:
             continue
@@ -206,10 +144,8 @@ def audit(records: list[dict], expectations: Expectations | None, clusters=None)
     return result
 
 
-def _covers_any_verdict(entry: Entry, record: dict) -> bool:
+def _covers_any_verdict(entry: Entry, record: Record) -> bool:
     """Whether the entry's cases, features, configuration and versions cover the record, whatever
-    its verdict (``within`` is a verdict's condition, and left out)."""
-    return (any(p.match(record["case"]) for p in entry.cases)
-            and entry.has_features(record.get("features"))
-            and entry.has_config(record.get("effective"))
-            and (entry.specifiers is None or entry.applies_to_version(record.get("runtime_version"))))
+    its verdict (``within`` is a verdict's condition, and left out; the caller matched the target)."""
+    return entry.covers_pair(record.case, record.target, features_of(record), record.runtime_version,
+                             record.effective)

@@ -1,4 +1,4 @@
-"""The JSON Schema of an expectations file (:mod:`conformance.gate`).
+"""The JSON Schema of an expectations file (:mod:`conformance.gate.expectations`).
 
 The schema checks structure (which keys, which types, which verdicts); the loader checks what it
 cannot say, with its own messages: an entry's kind, reason and the cases it covers, ``features``
