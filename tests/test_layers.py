@@ -23,14 +23,15 @@ KNOWN_CYCLES: set[tuple] = set()
 #: the suite has a layer: a new package is placed here when it is made.
 LAYERS = [
     ("oracles",),                                            # the mpmath oracle: imports no conformance
-    ("conformance", "conformance.files", "conformance.caches"),  # the version, atomic writes, cache folders
+    ("conformance", "conformance.files", "conformance.caches", "conformance.results"),  # the version, atomic
+    #                                                        writes, cache folders, the record and results.jsonl
     ("conformance.case",),                                   # the case model, its loading and vocabularies
     ("conformance.compare", "conformance.specs"),            # judging an output; the specs' translators
     ("conformance.isolation",),                              # worker processes and their pool
     ("conformance.runtimes",),                               # the runtime adapters, discovery
     ("conformance.converters",),                             # converter targets (a converter, then a runtime)
     ("conformance.selection",),                              # --spec/--runtime/--device/--config/--converter
-    ("conformance.results", "conformance.gate"),              # the record and results.jsonl; the gate
+    ("conformance.gate",),                                   # expectations, the baseline, the audit
     ("conformance.report",),                                 # HTML, JUnit, Markdown, terminal, merging runs
     ("conformance.run",),                                    # the engine, the ablation, the run session
     ("conformance.cluster",),                                # the Dask scale-out
