@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Generic, TypedDict, TypeVar, overload
+from typing import Any, Generic, TypedDict, TypeVar, cast, overload
 
 T = TypeVar("T")
 
@@ -76,7 +77,7 @@ class Field(Generic[T]):
         if obj is None:
             return self
         if self.name in obj.extra:
-            return obj.extra[self.name]
+            return cast(T, obj.extra[self.name])
         return type(self.default)() if isinstance(self.default, (list, dict)) else self.default
 
     def __set__(self, obj: Record, value: T) -> None:
@@ -173,7 +174,8 @@ class Record:
     runs = Field[list[Any] | None](None)
 
     @classmethod
-    def of(cls, case, target, spec, features, pair_digest: str = "", digest: str = "") -> Record:
+    def of(cls, case: Any, target: Any, spec: Any, features: Iterable[str], pair_digest: str = "",
+           digest: str = "") -> Record:
         """The record of ``case`` on ``target`` (``spec``: the target's Spec, None for a spec this
         process does not know), not yet judged."""
         return cls(
@@ -247,7 +249,7 @@ def _absent(name: str) -> Any:
     return type(value)() if isinstance(value, (list, dict)) else value
 
 
-def line_of(record: dict) -> str:
+def line_of(record: dict[str, Any]) -> str:
     """A record as one JSON line (json's C encoder where every float is finite, else cleaned first)."""
     try:
         return json.dumps(record, allow_nan=False)
@@ -255,7 +257,7 @@ def line_of(record: dict) -> str:
         return json.dumps(_clean(record))
 
 
-def _clean(value):
+def _clean(value: Any) -> Any:
     """JSON has no inf/nan: write them as strings so every line stays parseable."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
@@ -266,19 +268,19 @@ def _clean(value):
     return value
 
 
-def read_records(path) -> list[Record]:
+def read_records(path: str | Path) -> list[Record]:
     """Every complete line of a results file as a :class:`Record` (:func:`read_results`)."""
     return [Record.from_dict(line) for line in read_results(path)]
 
 
-def records_of(lines) -> list[Record]:
+def records_of(lines: Iterable[Record | dict[str, Any]]) -> list[Record]:
     """Records from results.jsonl mappings (a store's ``latest()``); Records pass through."""
     return [r if isinstance(r, Record) else Record.from_dict(r) for r in lines]
 
 
-def read_results(path) -> list[dict]:
+def read_results(path: str | Path) -> list[dict[str, Any]]:
     """Every complete line of a results file (a torn last line from an interrupted run is skipped)."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     p = Path(path)
     if not p.exists():
         return out
@@ -298,7 +300,7 @@ class ResultStore:
     """Append-only store. ``done`` maps (case id, target id) to the pair digest already judged (the
     case's content and what it was judged by: :meth:`conformance.run.engine.Engine.pair_digest`)."""
 
-    def __init__(self, out_dir, resume: bool = True):
+    def __init__(self, out_dir: str | Path, resume: bool = True) -> None:
         self.dir = Path(out_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / "results.jsonl"
@@ -308,7 +310,7 @@ class ResultStore:
         if not resume and self.path.exists():
             self.path.unlink()
         self.records = read_results(self.path)
-        self._by_pair: dict[tuple[str, str], dict] | None = None
+        self._by_pair: dict[tuple[str, str], dict[str, Any]] | None = None
         self.done = {(r["case"], r["target"]): r.get("pair_digest") for r in self.records}
         self._fix_torn_tail()
         self._file = self.path.open("a", encoding="utf-8")
@@ -324,13 +326,13 @@ class ResultStore:
     def is_done(self, case_id: str, target_id: str, digest: str) -> bool:
         return self.done.get((case_id, target_id)) == digest
 
-    def stored(self, case_id: str, target_id: str) -> dict | None:
+    def stored(self, case_id: str, target_id: str) -> dict[str, Any] | None:
         """The newest record of the pair, None where there is none."""
         if self._by_pair is None:
             self._by_pair = {(r["case"], r["target"]): r for r in self.records}
         return self._by_pair.get((case_id, target_id))
 
-    def append(self, record: dict) -> None:
+    def append(self, record: dict[str, Any]) -> None:
         self._file.write(line_of(record) + "\n")
         self._file.flush()
         self.records.append(record)
@@ -338,7 +340,7 @@ class ResultStore:
         if self._by_pair is not None:
             self._by_pair[(record["case"], record["target"])] = record
 
-    def latest(self) -> list[dict]:
+    def latest(self) -> list[dict[str, Any]]:
         """The newest record of every (case, target) pair (a resumed run may have redone some)."""
         latest = {}
         for r in self.records:
@@ -353,20 +355,20 @@ class MemoryStore:
     """A store that keeps records in memory (for the fuzzer and the ablation); programs that
     must exist as files (IR, descriptors) are written under ``dir``."""
 
-    def __init__(self, folder):
+    def __init__(self, folder: str | Path) -> None:
         self.dir = Path(folder)
-        self.records: list[dict] = []
+        self.records: list[dict[str, Any]] = []
 
     def is_done(self, case_id: str, target_id: str, digest: str) -> bool:
         return False
 
-    def stored(self, case_id: str, target_id: str) -> dict | None:
+    def stored(self, case_id: str, target_id: str) -> dict[str, Any] | None:
         return None
 
-    def append(self, record: dict) -> None:
+    def append(self, record: dict[str, Any]) -> None:
         self.records.append(record)
 
-    def latest(self) -> list[dict]:
+    def latest(self) -> list[dict[str, Any]]:
         return list(self.records)
 
     def close(self) -> None:
