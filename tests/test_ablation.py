@@ -2,6 +2,7 @@
 
 import json
 
+from conformance.results import records_of
 from conformance.run import read_results
 from tests.calibration import budget as budget_s
 from tests.conftest import ROOT, conformance
@@ -63,9 +64,9 @@ def test_the_configuration_axis_reads_the_pinned_verdicts_the_run_already_has(tm
     ref = RuntimeRef("tests.precision_doubles:DeclaredBf16")
     default = Target("double", "1", "CPU", "default", "onnx-14", ref, precision="bf16")
     pinned = Target("double", "1", "CPU", "precision=pinned", "onnx-14", ref)
-    records = [{"case": case.id, "target": default.id, "verdict": "fail", "declared": {"verdict": "pass",
-                                                                                        "precision": "bf16"}},
-               {"case": case.id, "target": pinned.id, "verdict": "pass"}]
+    records = records_of([
+        {"case": case.id, "target": default.id, "verdict": "fail", "declared": {"verdict": "pass", "precision": "bf16"}},
+        {"case": case.id, "target": pinned.id, "verdict": "pass"}])
     ran = []
     monkeypatch.setattr(ablation_axes, "_run", lambda variants, *a, **k: ran.append(variants) or {})
     key = (default.id, "fail", case.id, "pass")

@@ -23,6 +23,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from conformance.results import Record
+
 #: torch-level attributes that leave the numbers alone (eval mode's dropout, one unbatched sequence)
 NEUTRAL = ("dropout", "unbatched")
 #: the recurrent nodes' attributes whose values change what the node computes
@@ -100,8 +102,8 @@ def siblings(items, target, targets, cases_by_id, records, pool, folder, timeout
         return {}
     other = sibling(target, targets)
     firsts = {ids[0] for _, ids in items}
-    mine = {r["case"]: r for r in records if r["target"] == target.id and r["case"] in firsts}
-    theirs = {r["case"]: label(r) for r in records if r["target"] == other.id and r["case"] in firsts}
+    mine = {r.case: r for r in records if r.target == target.id and r.case in firsts}
+    theirs = {r.case: label(r) for r in records if r.target == other.id and r.case in firsts}
     views, missing = {}, {}
     for case_id in sorted(firsts):
         view, why = suite_view(cases_by_id[case_id])
@@ -113,7 +115,7 @@ def siblings(items, target, targets, cases_by_id, records, pool, folder, timeout
         theirs.update({case_id: got.get(view.id) for case_id, view in missing.items()})
     found: dict = {"": len(missing)}
     for key, ids in items:
-        record = mine.get(ids[0]) or {}
+        record = mine.get(ids[0])
         view, why = views[ids[0]]
         wrote = what_it_wrote(record, cases_by_id[ids[0]], view, target, other.spec, out_dir)
         head = f", through {target.converter}"
@@ -129,13 +131,15 @@ def siblings(items, target, targets, cases_by_id, records, pool, folder, timeout
     return found
 
 
-def what_it_wrote(record: dict, case, view, target, spec: str, out_dir) -> str:
+def what_it_wrote(record: Record | None, case, view, target, spec: str, out_dir) -> str:
     """'the converter writes X' (or refuses, with why) for one converter pair, from its record and its
     kept output beside the suite's program of ``view`` in ``spec``."""
-    effective = record.get("effective") or {}
+    if record is None:
+        return "the converter writes a program that computes otherwise (its output was not kept)"
+    effective = record.effective or {}
     stage = effective.get("stage", "")
-    message = _reason(record.get("message", ""))
-    if record.get("verdict") == "rejected" and stage == "converter":
+    message = _reason(record.message)
+    if record.verdict == "rejected" and stage == "converter":
         return f"the converter refuses it ({message})"
     if stage == "checker":
         return f"the converter writes a model onnx.checker rejects ({message})"
@@ -161,9 +165,9 @@ def _reason(message: str) -> str:
     return message[:240]
 
 
-def _output_model(record: dict, out_dir):
+def _output_model(record: Record, out_dir):
     """The converter's kept output (an ONNX model's bytes) of a pair, or None."""
-    for path in record.get("artefacts") or ():
+    for path in record.artefacts or ():
         if str(path).endswith("output.model.onnx"):
             full = Path(out_dir) / path
             if full.exists():

@@ -40,6 +40,7 @@ from conformance.case.features import ABLATIONS, FORM_ABLATIONS, Removal
 from conformance.case.model import Case
 from conformance.case.vocabulary import DEFAULT_ACTIVATIONS, canonical_activation
 from conformance.files import write_atomic
+from conformance.results import Record
 from conformance.run.ablation_axes import _ablate_configuration, _as_in_plain_form, _form_siblings, plain_sibling
 from conformance.run.ablation_runs import ABLATED_VERDICTS, CLEAN, VERB, _declared, _holding, _label, _run, groups
 from conformance.runtimes.forms import asked
@@ -59,7 +60,7 @@ class _Ablation:
 
     cases_by_id: dict
     targets: list
-    records: list[dict]
+    records: list[Record]
     pool: Any
     out_dir: Any
     folder: Path
@@ -71,7 +72,7 @@ class _Ablation:
     spent: int = 0
 
 
-def ablate(records: list[dict], cases: list, targets: list, pool, out_dir, budget: int = 1500,
+def ablate(records: list[Record], cases: list, targets: list, pool, out_dir, budget: int = 1500,
            timeout: float = 60.0, seconds: float | None = None) -> list[dict]:
     """Clusters of the failing records; writes out_dir/clusters.json and returns the clusters.
     ``budget`` bounds the runs; ``seconds`` the wall-clock time (groups left are not ablated)."""
@@ -226,8 +227,8 @@ def _beyond(key, records) -> str:
     """' (beyond its declared bf16)' for a group wrong beyond the narrower precision it computed in."""
     if key[3] != "fail":
         return ""
-    precision = next(((r.get("declared") or {}).get("precision") for r in records
-                      if r["target"] == key[0] and _declared(r) == "fail"), "")
+    precision = next(((r.declared or {}).get("precision") for r in records
+                      if r.target == key[0] and _declared(r) == "fail"), "")
     return f" (beyond its declared {precision})" if precision else ""
 
 

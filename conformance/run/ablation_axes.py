@@ -7,7 +7,8 @@ from __future__ import annotations
 import time
 
 from conformance.case.features import FORM_ABLATIONS
-from conformance.run.ablation_runs import CLEAN, PINNED, _holding, _label, _run
+from conformance.results import Record
+from conformance.run.ablation_runs import CLEAN, PINNED, _holding, _label, _run, label_of
 from conformance.runtimes.forms import BY_KEY, asked, base_config, compose
 
 
@@ -53,7 +54,7 @@ def _ablate_configuration(within, target, targets, cases_by_id, records, pool, f
     if sibling is not None:
         # the run itself has the sibling's verdict on most of these cases: read, not run again
         wanted = {ids[0] for _, ids in within}
-        verdicts = {r["case"]: _label(r) for r in records if r["target"] == sibling.id and r["case"] in wanted}
+        verdicts = {r.case: _label(r) for r in records if r.target == sibling.id and r.case in wanted}
         firsts = [cases_by_id[ids[0]] for _, ids in within if ids[0] not in verdicts][:max(0, budget)]
         if firsts:
             verdicts.update(_run(firsts, sibling, pool, folder, timeout, deadline))
@@ -73,10 +74,10 @@ def _ablate_configuration(within, target, targets, cases_by_id, records, pool, f
     return ran
 
 
-def _precision_of(records: list[dict], target_id: str, case_id: str) -> str:
+def _precision_of(records: list[Record], target_id: str, case_id: str) -> str:
     for r in records:
-        if r["target"] == target_id and r["case"] == case_id:
-            return (r.get("declared") or {}).get("precision") or (r.get("effective") or {}).get("precision", "?")
+        if r.target == target_id and r.case == case_id:
+            return (r.declared or {}).get("precision") or (r.effective or {}).get("precision", "?")
     return "?"
 
 
@@ -103,7 +104,7 @@ def _as_in_plain_form(items, target, targets, theirs: dict, formed: dict, explai
              if k[0] == sibling.id and not cause.startswith("not ablated")}
     left = []
     for key, ids in items:
-        same = key not in formed and theirs.get(ids[0]) == _label({"verdict": key[1], "declared": {"verdict": key[3]}})
+        same = key not in formed and theirs.get(ids[0]) == label_of(key[1], key[3])
         said = known.get((sibling.id, *key[1:])) if same else None
         if said is None:
             left.append((key, ids))
@@ -125,12 +126,12 @@ def _form_siblings(items, target, targets, cases_by_id, records, pool, folder, t
     if sibling is None:
         return {}, {}
     firsts = {ids[0] for _, ids in items}
-    theirs = {r["case"]: r for r in records if r["target"] == sibling.id and r["case"] in firsts}
+    theirs = {r.case: r for r in records if r.target == sibling.id and r.case in firsts}
     missing = [cases_by_id[c] for c in sorted(firsts - set(theirs))]
     verdicts = {c: _label(r) for c, r in theirs.items()}
     if missing:
         verdicts.update(_run(missing, sibling, pool, folder, timeout, deadline))
-    mine = {r["case"]: r for r in records if r["target"] == target.id and r["case"] in firsts}
+    mine = {r.case: r for r in records if r.target == target.id and r.case in firsts}
     found: dict = {"": len(missing)}
     form = asked(target.config)
     for key, ids in items:
@@ -143,9 +144,9 @@ def _form_siblings(items, target, targets, cases_by_id, records, pool, folder, t
     return found, verdicts
 
 
-def _runs_as(record: dict | None) -> str:
+def _runs_as(record: Record | None) -> str:
     """', where it runs as RNNSeq (ref_any_f32)' from a record's path, or ''."""
-    path = (record or {}).get("path") or {}
+    path = (record.path if record is not None else None) or {}
     said = path.get("layers") or path.get("nodes") or (
         [f"decomposed into {', '.join(path['decomposed'])}"] if path.get("decomposed") else [])
     return f", where it runs as {' + '.join(said)}" if said else ""

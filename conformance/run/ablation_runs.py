@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from conformance.results import MemoryStore
+from conformance.results import MemoryStore, Record, records_of
 from conformance.run.engine import Engine, Options
 
 #: the verdicts worth ablating: a crash or a timeout teaches nothing when re-run without a feature
@@ -25,26 +25,29 @@ def _stem(case_id: str) -> str:
     return case_id.split("[", 1)[0]
 
 
-def _declared(record: dict) -> str:
+def _declared(record: Record) -> str:
     """The pair's second judgement, against the narrower precision it computed in: pass, fail, or
     '' where it computed in the model's type."""
-    return (record.get("declared") or {}).get("verdict") or ""
+    return (record.declared or {}).get("verdict") or ""
 
 
-def groups(records: list[dict], cases_by_id: dict) -> dict:
+def groups(records: list[Record], cases_by_id: dict) -> dict:
     """(target, verdict, stem, declared) -> failing case ids, for valid cases only: a case's stem is
     its id before the parameters (``gru/clip`` of ``gru/clip[clip=0.5]``), the cases of one matrix."""
     out = defaultdict(list)
     for r in records:
-        if r["verdict"] in ABLATED_VERDICTS and r.get("expect", "valid") == "valid" and r["case"] in cases_by_id:
-            out[(r["target"], r["verdict"], _stem(r["case"]), _declared(r))].append(r["case"])
+        if r.verdict in ABLATED_VERDICTS and (r.expect or "valid") == "valid" and r.case in cases_by_id:
+            out[(r.target, r.verdict, _stem(r.case), _declared(r))].append(r.case)
     return out
 
 
-def _label(record: dict) -> str:
-    if record["verdict"] == "fail" and _declared(record) == "pass":
-        return "within-declared"
-    return record["verdict"]
+def _label(record: Record) -> str:
+    return label_of(record.verdict, _declared(record))
+
+
+def label_of(verdict: str, declared: str) -> str:
+    """A verdict as the ablation compares it: a fail its declared precision accepts is "within-declared"."""
+    return "within-declared" if verdict == "fail" and declared == "pass" else verdict
 
 
 def _run(variants: list, target, pool, folder: Path, timeout: float, deadline: float | None = None) -> dict:
@@ -53,7 +56,7 @@ def _run(variants: list, target, pool, folder: Path, timeout: float, deadline: f
     store = MemoryStore(folder)
     Engine(variants, [target], store, Options(out_dir=folder, timeout=timeout, write_programs=False,
                                               deadline=deadline, repeat_under=0.0)).run(pool)
-    return {r["case"]: _label(r) for r in store.records}
+    return {r.case: _label(r) for r in records_of(store.records)}
 
 
 def _holding(key, ids: list, holds, cases_by_id: dict, leftover: list) -> list:

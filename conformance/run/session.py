@@ -138,14 +138,13 @@ def _session(console, cases, load_errors, targets, skipped, config: RunConfig) -
                 summary = engine.run(pool)
             finally:
                 store.close()
-        latest = store.latest()   # the store's lines: the ablation reads them as they are
-        read = records_of(latest)   # and the gate and the reports as Records
+        read = records_of(store.latest())   # the ablation, the gate and the reports read Records
         clusters, ablation_s = None, 0.0
         if config.ablation and any(r.verdict in ABLATED_VERDICTS for r in read):
             if not quiet:
                 console.print("ablating the failing groups to name their causes ...")
             started = time.perf_counter()
-            clusters = ablate(latest, cases, targets, pool, out_dir, budget=config.ablation_budget,
+            clusters = ablate(read, cases, targets, pool, out_dir, budget=config.ablation_budget,
                               timeout=config.timeout, seconds=config.ablation_time)
             ablation_s = time.perf_counter() - started
             if not quiet:  # its share of the run: what naming the causes costs
