@@ -20,8 +20,8 @@ def test_ablation_names_clip_as_the_cause_for_a_runtime_that_ignores_clip(tmp_pa
     assert clusters[0]["cause"].startswith("fails whenever clip is set")
     assert clusters[0]["features"] == ["clip"]
     assert sorted(clusters[0]["cases"]) == sorted(r["case"] for r in fails)
-    assert clusters[0]["stems"] == ["gru/clip"]                  # the case ids' stem, shown by the report
-    assert " · stem gru/clip · cluster c1" in (out / "index.html").read_text()
+    assert clusters[0]["case_families"] == ["gru/clip"]          # the case ids' family, shown by the report
+    assert " · case family gru/clip · cluster c1" in (out / "index.html").read_text()
     flipped = [a for a in clusters[0]["ablations"] if a["feature"] == "clip"]
     assert flipped and all(a["verdict"] == "pass" for a in flipped)
     assert "divergence clusters" in proc.stdout and "fails whenever clip is set" in proc.stdout
@@ -83,7 +83,7 @@ def test_the_configuration_axis_reads_the_pinned_verdicts_the_run_already_has(tm
 
 def test_a_groups_cases_that_lack_its_first_cases_cause_get_a_cause_of_their_own(tmp_path):
     """lstm/peepholes_input_forget holds cases that fail for input_forget=1 and cases that fail for their
-    peepholes alone: each gets the cause it has, not the first case's of their group (one stem)."""
+    peepholes alone: each gets the cause it has, not the first case's of their group (one case family)."""
     out = tmp_path / "two"
     conformance("run", ROOT / "cases" / "lstm" / "peepholes_input_forget.yaml", "--spec", "onnx-14",
                 "--runtime", "numpy-ignores-input-forget-and-peepholes", "--no-entry-points",

@@ -382,9 +382,9 @@ def test_nox_installs_only_when_what_it_installs_from_changed(tmp_path, monkeypa
 
 # -- the ablation's sentences, as the reports show them ---------------------------------------------
 
-def test_a_plain_path_divergence_is_one_cluster_across_stems():
-    """The refusal of every LSTMSequence-1 was one cluster per stem (about 12); its sentence names no
-    stem, so it is one."""
+def test_a_plain_path_divergence_is_one_cluster_across_case_families():
+    """The refusal of every LSTMSequence-1 was one cluster per case family (about 12); its sentence
+    names no case family, so it is one."""
     from conformance.run.ablation import _merge
     cause = "rejects the case: the plain LSTM sequence path diverges, whatever single feature is removed"
     explained = [((T, "rejected", stem, ""), [f"{stem}[a=1]"], cause, [], []) for stem in

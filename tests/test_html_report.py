@@ -22,12 +22,13 @@ from pathlib import Path
 
 import pytest
 
+from conformance.case.model import case_family
 from conformance.report.html import COLOURS, render
 from conformance.report.junit import to_xml
 from conformance.report.markdown import code, summary
 from conformance.report.merge import load
 from conformance.report.svg import error_plot
-from conformance.report.view import family_of, matrix_params, slug
+from conformance.report.view import matrix_params, slug
 from conformance.results import Record, records_of
 from conformance.run import read_results
 from tests.calibration import budget
@@ -444,7 +445,7 @@ def record(case="gru/x[direction=forward]", target="rt-1/CPU@onnx-14", verdict="
 
 def test_family_and_matrix_values_of_a_case_id():
     cid = 'invalid/gru/B_shape[B={"shape":[2,18]},activations=Sigmoid+Tanh,alpha=[0.3,0.7]]'
-    assert family_of(cid) == "invalid/gru/B_shape"
+    assert case_family(cid) == "invalid/gru/B_shape"
     assert matrix_params(cid) == [("B", '{"shape":[2,18]}'), ("activations", "Sigmoid+Tanh"), ("alpha", "[0.3,0.7]")]
     assert matrix_params("gru/plain") == []
 

@@ -44,7 +44,7 @@ VERDICTS7 = {
 
 CLUSTERS = [{
     "id": "c1", "runtime": "double", "verdict": "fail", "cause": "fails whenever clip is set",
-    "features": ["clip"], "stems": ["double/c"], "cases": ["double/c[x=1]"],
+    "features": ["clip"], "case_families": ["double/c"], "cases": ["double/c[x=1]"],
     "targets": ["double-1.0/CPU@onnx-14"], "cases_by_target": {"double-1.0/CPU@onnx-14": ["double/c[x=1]"]},
 }]
 

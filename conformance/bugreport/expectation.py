@@ -91,8 +91,8 @@ def draft(cluster: dict, records: list[Record]) -> dict:
         features.append(tokens[0] if len(tokens) == 1 else tokens)
     if features:
         entry["features"] = features
-    else:   # the plain path: the stems it showed on (an older clusters.json: "families")
-        entry["cases"] = sorted({f"{stem}*" for stem in cluster.get("stems") or cluster.get("families") or []})
+    else:   # the plain path: the case families it showed on (an older clusters.json: "families")
+        entry["cases"] = sorted({f"{family}*" for family in cluster.get("case_families") or cluster.get("families") or []})
     specs = sorted({t.rsplit("@", 1)[1] for t in cluster.get("targets") or [] if "@" in t})
     entry["targets"] = [f"{cluster['runtime']}-*@{s}" for s in specs] if len(specs) > 1 else \
         f"{cluster['runtime']}-*@{specs[0]}" if specs else f"{cluster['runtime']}-*"

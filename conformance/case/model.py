@@ -103,3 +103,10 @@ class CaseError:
     def to_json(self) -> dict:
         return {"file": self.where.file, "line": self.where.line, "key": self.key,
                 "message": self.message, "hint": self.hint, "case": self.case_id}
+
+
+def case_family(case_id: str) -> str:
+    """A case id without its matrix part, the case entry its variants come from: `gru/x[direction=reverse]`
+    -> `gru/x`. "Family" alone means the spec family (onnx, openvino, ...); a runtime family is
+    ``runtime_family`` (docs/architecture.md, "Words")."""
+    return case_id.split("[", 1)[0]

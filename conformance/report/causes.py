@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from conformance.case.model import case_family
 from conformance.compare.verdicts import FAILING, severity, worst
 from conformance.report.view import (
     config_of,
     error_measure,
-    family_of,
     natural_key,
     runtime_and_device,
     runtime_family,
@@ -73,9 +73,9 @@ def _unclustered_key(record: Record, ablated: bool) -> tuple[str, str]:
     verdict = str(record.verdict)
     if verdict == "accepted-invalid":
         broken = sorted(f.split("=", 1)[1] for f in record.features or [] if str(f).startswith("violates="))
-        what = ", ".join(broken) or family_of(record.case)
+        what = ", ".join(broken) or case_family(record.case)
         return what, f"runs a case the spec forbids ({what})"
-    fam = family_of(record.case)
+    fam = case_family(record.case)
     why = {"crash": "crashes are not ablated", "timeout": "timeouts are not ablated",
            "error": "a suite error"}.get(verdict, "" if ablated else "no ablation run")
     return fam, f"{VERB.get(verdict, verdict)} in {fam}" + (f" ({why})" if why else "")

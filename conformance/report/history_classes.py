@@ -32,10 +32,11 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from conformance.case.model import case_family
 from conformance.compare.verdicts import Verdict
 from conformance.gate import Entry
 from conformance.report.causes import VERB
-from conformance.report.view import family_of, runtime_family
+from conformance.report.view import runtime_family
 from conformance.results import Record
 
 #: verdicts that say a case did not run on a target: it neither shows a class nor fixes it
@@ -82,7 +83,7 @@ class Clusters:
                 self.by_pair.setdefault(pair, c)
             for case in cases:
                 self.by_case.setdefault((runtime, verdict, case), c)
-            for fam in [str(f) for f in c.get("stems") or c.get("families") or []] + [family_of(case) for case in cases]:
+            for fam in [str(f) for f in c.get("case_families") or c.get("families") or []] + [case_family(case) for case in cases]:
                 self.by_family.setdefault((runtime, verdict, fam), c)
 
     def find(self, record: Record) -> dict | None:
@@ -90,7 +91,7 @@ class Clusters:
         pair = self.by_pair.get((record.case, record.target))
         if pair is not None and str(pair.get("verdict") or record.verdict) == key[1]:
             return pair
-        return self.by_case.get((*key, record.case)) or self.by_family.get((*key, family_of(record.case)))
+        return self.by_case.get((*key, record.case)) or self.by_family.get((*key, case_family(record.case)))
 
 
 def class_of(record: Record, entry: Entry | None, clusters: Clusters, gated_here: bool) -> tuple[tuple, dict]:
@@ -117,7 +118,7 @@ def class_of(record: Record, entry: Entry | None, clusters: Clusters, gated_here
         return (("cluster", runtime, verdict, cause), {
             "source": "cluster", "name": f"{runtime}: {cause}", "cause": cause, "cluster": cluster.get("id"),
             "runtime": runtime, "verdict": verdict, "features": list(cluster.get("features") or [])})
-    fam = family_of(str(record.case))
+    fam = case_family(str(record.case))
     return (("family", runtime, verdict, fam), {
         "source": "family", "name": f"{runtime}: {VERB.get(verdict, verdict)} in {fam}", "family": fam,
         "runtime": runtime, "verdict": verdict})

@@ -17,13 +17,14 @@ from typing import Any
 
 import jinja2
 
+from conformance.case.model import case_family
 from conformance.compare.verdicts import COLOURS as VERDICT_COLOURS
 from conformance.compare.verdicts import FAILING, MEANING, PAGED, SEVERITY, SHORT, severity, worst
 from conformance.files import write_atomic
 from conformance.report import causes, differences, engines_matrix, matrix, view
 from conformance.report.artifacts import keeps_detail
 from conformance.report.svg import error_plot, series_of
-from conformance.report.view import family_of, num
+from conformance.report.view import num
 from conformance.results import Record
 from conformance.runtimes.effective import describe_host, summary
 
@@ -128,7 +129,7 @@ class CaseView:
     def __init__(self, case_id: str, records: list[Record], order: dict, labels: dict):
         self.id = case_id
         self.records = sorted(records, key=lambda r: order.get(r.target, 1 << 30))
-        self.family = family_of(case_id)
+        self.family = case_family(case_id)
         self.slug = view.slug(case_id)
         first = self.records[0]
         self.first = first

@@ -14,9 +14,10 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
+from conformance.case.model import case_family
 from conformance.compare.verdicts import TABLE
 from conformance.files import write_atomic
-from conformance.report.view import clauses_of, family_of, natural_key, num
+from conformance.report.view import clauses_of, natural_key, num
 from conformance.results import Record
 
 #: how each verdict is a JUnit testcase (conformance/compare/verdicts.py)
@@ -34,7 +35,7 @@ def _text(value) -> str:
 
 def _classname(rec: Record) -> str:
     clauses = clauses_of(rec)
-    return _text(clauses[0] if clauses else family_of(rec.case))
+    return _text(clauses[0] if clauses else case_family(rec.case))
 
 
 def _body(rec: Record) -> str:

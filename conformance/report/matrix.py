@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
+from conformance.case.model import case_family
 from conformance.compare.verdicts import FAILING, severity, worst
 from conformance.report.view import (
     _finite_max,
     clauses_of,
     config_of,
     error_measure,
-    family_of,
     natural_key,
     setup_of_record,
     slug,
@@ -180,7 +180,7 @@ def group_families(records: list[Record], targets: list[Target]) -> list[tuple[s
     """Families grouped by op; inside an op, valid families first, then the invalid ones."""
     fams = defaultdict(list)
     for r in records:
-        fams[family_of(r.case)].append(r)
+        fams[case_family(r.case)].append(r)
     families = [Family(name, recs, targets) for name, recs in fams.items()]
     by_op = defaultdict(list)
     for f in families:

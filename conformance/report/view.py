@@ -23,11 +23,6 @@ from conformance.runtimes.effective import config_label
 GATES = ("new", "baseline", "expected", "fixed", "ok", "fallback")
 
 
-def family_of(case_id: str) -> str:
-    """The case id without its matrix part: `gru/x[direction=reverse]` -> `gru/x`."""
-    return case_id.split("[", 1)[0]
-
-
 def matrix_params(case_id: str) -> list[tuple[str, str]]:
     """The matrix values in a case id, split at top-level commas (values may hold [..] and {..})."""
     _, sep, rest = case_id.partition("[")

@@ -1,6 +1,6 @@
 """Divergence clusters with a named cause: ablate each group of failures, one feature at a time.
 
-For every group of failing valid cases sharing a target, a verdict and a stem, the first
+For every group of failing valid cases sharing a target, a verdict and a case family, the first
 case is re-run on that target with one feature taken away at a time (clip removed, peepholes
 zeroed, sequence lengths full, direction forward, ...). A feature whose removal makes the case pass
 is necessary to the failure; when no single removal flips the verdict, pairs are tried. Groups on a
@@ -47,7 +47,7 @@ from conformance.runtimes.forms import asked
 
 __all__ = ["ABLATED_VERDICTS", "ablate", "groups"]
 
-#: one group explained: ((target, verdict, stem, declared), case ids, cause, features, ablations)
+#: one group explained: ((target, verdict, case family, declared), case ids, cause, features, ablations)
 Explained = tuple[tuple[str, str, str, str], list[str], str, list[str], list[dict[str, Any]]]
 #: one group's single-feature plan: (key, ids, its first case, the features present, {feature: variant})
 Plan = tuple[tuple[str, str, str, str], list[str], Case, list[Removal], dict[str, Case]]
@@ -216,7 +216,7 @@ def _pairs(state: _Ablation, target, pair_plans: list, leftover: list) -> None:
                      f"feature is removed (no plain-form target in this run to tell whether the form is part "
                      f"of the cause)") + _beyond(key, records)
             features = []
-        else:   # one sentence per op and form, whatever the stem had to remove: one cluster
+        else:   # one sentence per op and form, whatever the case family had to remove: one cluster
             cause = (f"{VERB[key[1]]}: the plain {case.op} {case.form} path diverges, whatever single feature "
                      f"is removed") + _beyond(key, records)
             features = []
@@ -254,20 +254,20 @@ def _fair_quota(by_target: dict, cases_by_id: dict, budget: int) -> dict:
 def _merge(explained, cases_by_id: dict | None = None, family_of_target: dict | None = None) -> list[dict]:
     """One cluster per (runtime family, verdict, cause), merged across spec versions, devices and
     configurations: the targets it shows on are listed (``targets``, and ``cases_by_target``: which
-    of its cases failed where). The sentences name no values (clip 0.5, Elu) and no stem, so
-    one cause is one cluster (a refusal of every LSTMSequence-1 is one cluster, not one per stem);
+    of its cases failed where). The sentences name no values (clip 0.5, Elu) and no case family, so
+    one cause is one cluster (a refusal of every LSTMSequence-1 is one cluster, not one per case family);
     the activations a cluster's cases use are listed beside it. ``target`` is the first target, for
     readers of the one-target clusters written before."""
     family_of_target = family_of_target or {}
     merged: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for (target, verdict, stem, _), ids, cause, features, results in explained:
+    for (target, verdict, family, _), ids, cause, features, results in explained:
         runtime = family_of_target.get(target) or target.split("/", 1)[0]
         key = (runtime, verdict, cause)
         c = merged.setdefault(key, {"runtime": runtime, "verdict": verdict, "cause": cause, "features": features,
-                                    "stems": [], "cases": [], "targets": [], "cases_by_target": {},
+                                    "case_families": [], "cases": [], "targets": [], "cases_by_target": {},
                                     "ablations": []})
-        if stem not in c["stems"]:
-            c["stems"].append(stem)
+        if family not in c["case_families"]:
+            c["case_families"].append(family)
         c["cases"] += [i for i in ids if i not in c["cases"]]
         if target not in c["targets"]:
             c["targets"].append(target)

@@ -1,5 +1,5 @@
 """The ablation's groups and runs: which failures are ablated and which verdicts count as clean, the
-groups of failing cases (by target, verdict, stem and declared verdict), and the variant cases run
+groups of failing cases (by target, verdict, case family and declared verdict), and the variant cases run
 on one target (conformance/run/ablation.py, which drives them)."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from conformance.case.model import case_family
 from conformance.results import MemoryStore, Record, records_of
 from conformance.run.engine import Engine, Options
 
@@ -21,10 +22,6 @@ VERB = {"fail": "fails", "rejected": "rejects the case", "crash": "crashes", "ti
         "state-leak": "leaks state between runs", "inconsistent": "disagrees with itself"}
 
 
-def _stem(case_id: str) -> str:
-    return case_id.split("[", 1)[0]
-
-
 def _declared(record: Record) -> str:
     """The pair's second judgement, against the narrower precision it computed in: pass, fail, or
     '' where it computed in the model's type."""
@@ -32,12 +29,12 @@ def _declared(record: Record) -> str:
 
 
 def groups(records: list[Record], cases_by_id: dict) -> dict:
-    """(target, verdict, stem, declared) -> failing case ids, for valid cases only: a case's stem is
-    its id before the parameters (``gru/clip`` of ``gru/clip[clip=0.5]``), the cases of one matrix."""
+    """(target, verdict, case family, declared) -> failing case ids, for valid cases only: a case's family
+    is its id before the parameters (``gru/clip`` of ``gru/clip[clip=0.5]``), the cases of one matrix."""
     out = defaultdict(list)
     for r in records:
         if r.verdict in ABLATED_VERDICTS and (r.expect or "valid") == "valid" and r.case in cases_by_id:
-            out[(r.target, r.verdict, _stem(r.case), _declared(r))].append(r.case)
+            out[(r.target, r.verdict, case_family(r.case), _declared(r))].append(r.case)
     return out
 
 
