@@ -15,12 +15,12 @@ computed once and re-judged under every policy.
    accurate than a narrower type could give (a float64 case computed in float32); otherwise
    *correct behaviour*, and a policy that fails it raises a false alarm. Refused cases, ones the
    spec cannot express and ones whose every element the spec leaves unspecified are left out.
-2. **Misses**: every deliberately wrong implementation of tests/wrong/ runs every valid float32
+2. **Misses**: every deliberately wrong implementation of tests/doubles/wrong/ runs every valid float32
    and float16 case of its ``ops`` at onnx-14. A case is *affected* when its outputs differ from
-   the correct mode's (``tests.wrong.NumpyRNN``), the spec defines some element of them, they are
+   the correct mode's (``tests.doubles.wrong.NumpyRNN``), the spec defines some element of them, they are
    not another documented reading of the spec, and the bug is a bug for the case's dtype
    (``BUG_DTYPES``). A policy *catches* an affected case when its verdict there is failing, and
-   *misses the bug* when it catches none of its cases. The benign controls (tests.wrong.BENIGN)
+   *misses the bug* when it catches none of its cases. The benign controls (tests.doubles.wrong.BENIGN)
    run on every case of their ``ops``: a policy failing one raises a false alarm too.
 
     python benchmarks/tolerance_policies.py [--cases cases] [-k EXPR] [--jobs 2]
@@ -170,7 +170,7 @@ def _init(case_paths, selected_ids, tmp):
     _W["tmp"] = Path(tmp)
     targets, _ = _targets()
     _W["targets"] = [(t, t.ref.build()) for t in targets]
-    from tests.wrong import BENIGN, WRONG, NumpyRNN
+    from tests.doubles.wrong import BENIGN, WRONG, NumpyRNN
     _W["correct"] = NumpyRNN()
     _W["doubles"] = [(name, "wrong", cls()) for name, cls in WRONG.items()] + \
                     [(name, "benign", cls()) for name, cls in BENIGN.items()]
@@ -335,7 +335,7 @@ def _expectations():
 
 
 def summarise(records: list) -> dict:
-    from tests.wrong import BENIGN, WRONG
+    from tests.doubles.wrong import BENIGN, WRONG
     runtime = [r for r in records if r["kind"] == "runtime"]
     doubles = [r for r in records if r["kind"] == "double"]
     ok = [r for r in runtime if r["status"] == "ok"]

@@ -10,7 +10,7 @@ from tests.conftest import ROOT, conformance
 def test_ablation_names_clip_as_the_cause_for_a_runtime_that_ignores_clip(tmp_path):
     out = tmp_path / "out"
     proc = conformance("run", ROOT / "cases" / "gru" / "clip.yaml", "-k", "activations=Sigmoid+Tanh", "--spec", "onnx-14",
-                       "--runtime", "ignores-clip", "--runtime-plugin", "tests.plugins:IgnoresClip",
+                       "--runtime", "ignores-clip", "--runtime-plugin", "tests.doubles.plugins:IgnoresClip",
                        "--out", out, "-q", check=1)
     fails = [r for r in read_results(out / "results.jsonl") if r["verdict"] == "fail"]
     assert fails, "ignoring clip must be caught on the clip cases"
@@ -27,7 +27,7 @@ def test_ablation_names_clip_as_the_cause_for_a_runtime_that_ignores_clip(tmp_pa
 def test_no_ablation_flag_writes_no_clusters(tmp_path):
     out = tmp_path / "out"
     conformance("run", ROOT / "cases" / "gru" / "clip.yaml", "-k", "activations=Sigmoid+Tanh and forward", "--spec",
-                "onnx-14", "--runtime", "ignores-clip", "--runtime-plugin", "tests.plugins:IgnoresClip",
+                "onnx-14", "--runtime", "ignores-clip", "--runtime-plugin", "tests.doubles.plugins:IgnoresClip",
                 "--out", out, "-q", "--no-ablation", check=1)
     assert not (out / "clusters.json").exists()
 
@@ -58,7 +58,7 @@ def test_the_configuration_axis_reads_the_pinned_verdicts_the_run_already_has(tm
 
     cases, _ = load_paths([ROOT / "cases" / "gru" / "basic.yaml"])
     case = next(c for c in cases if c.valid)
-    ref = RuntimeRef("tests.precision_doubles:DeclaredBf16")
+    ref = RuntimeRef("tests.doubles.precision:DeclaredBf16")
     default = Target("double", "1", "CPU", "default", "onnx-14", ref, precision="bf16")
     pinned = Target("double", "1", "CPU", "precision=pinned", "onnx-14", ref)
     records = [{"case": case.id, "target": default.id, "verdict": "fail", "declared": {"verdict": "pass",
@@ -84,7 +84,7 @@ def test_a_familys_cases_that_lack_its_first_cases_cause_get_a_cause_of_their_ow
     out = tmp_path / "two"
     conformance("run", ROOT / "cases" / "lstm" / "peepholes_input_forget.yaml", "--spec", "onnx-14",
                 "--runtime", "numpy-ignores-input-forget-and-peepholes", "--no-entry-points",
-                "--runtime-plugin", "tests.forms_doubles:IgnoresInputForgetAndPeepholes", "--out", out, "-q", check=1)
+                "--runtime-plugin", "tests.doubles.forms:IgnoresInputForgetAndPeepholes", "--out", out, "-q", check=1)
     clusters = json.loads((out / "clusters.json").read_text())
     by_cause = {c["cause"]: c["cases"] for c in clusters}
     forget = [ids for cause, ids in by_cause.items() if "input_forget is 1" in cause]

@@ -1,7 +1,7 @@
 """`conformance bugreport`: a report folder is written only when its repro.py reproduces the divergence
 outside the suite; `--expectation` drafts the entry that covers a cluster.
 
-The runtimes are the deliberate test doubles of tests/bugreport_doubles.py (onnxruntime with a known
+The runtimes are the deliberate test doubles of tests/doubles/bugreport.py (onnxruntime with a known
 gate-order bug everywhere, or only inside the suite's worker); the reports of the real runtimes'
 clusters are made by `conformance bugreport RESULTS --all` (docs/bugreports.md).
 """
@@ -23,8 +23,8 @@ import pytest
 from tests.conftest import ROOT, conformance
 
 CASE = ["cases/gru/basic.yaml", "-k", "gru/basic[direction=forward,B=random,initial_h=random]"]
-SWAPPED = "tests.bugreport_doubles:SwappedGateGRU"
-SUITE_ONLY = "tests.bugreport_doubles:SuiteOnlyGRU"
+SWAPPED = "tests.doubles.bugreport:SwappedGateGRU"
+SUITE_ONLY = "tests.doubles.bugreport:SuiteOnlyGRU"
 
 
 def _run(tmp_path: Path, plugin: str, runtime: str) -> Path:
@@ -55,7 +55,7 @@ def test_a_bundle_for_a_deliberate_bug_reproduces_and_the_report_links_to_it(tmp
     folder = run / "bugreports" / "c1-swapped-gate-gru"
     names = {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
     assert {"ISSUE.md", "repro.py", "requirements.txt", "bundle.json", "case.yaml", "model.onnx", "tolerance.json",
-            "bugreport_doubles.py", "test_data_set_0/input_0.pb", "test_data_set_0/output_0.pb",
+            "bugreport.py", "test_data_set_0/input_0.pb", "test_data_set_0/output_0.pb",
             "expected/Y.npy", "expected/Y.allowed.npy", "inputs/X.npy"} <= names, names
     pins = (folder / "requirements.txt").read_text()
     import numpy
@@ -216,7 +216,7 @@ def test_reports_of_several_pairs_share_a_folder_without_replacing_each_other(tm
         assert bundle["case"] == entry["case"] and bundle["verified"]["reproduced"], bundle
 
 
-FIRST_SHAPE = "tests.bugreport_doubles:FirstShapeGRU"
+FIRST_SHAPE = "tests.doubles.bugreport:FirstShapeGRU"
 
 
 def test_a_form_report_replays_the_form_calls_through_one_loaded_model(tmp_path):

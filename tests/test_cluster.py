@@ -68,7 +68,7 @@ def test_every_target_id_names_one_valid_dask_resource():
 
 
 def test_a_clustered_ref_travels_and_builds_like_its_runtime_ref():
-    t = Target("plain", "1", "CPU", "default", "onnx-14", RuntimeRef("tests.plugins:Segfault"))
+    t = Target("plain", "1", "CPU", "default", "onnx-14", RuntimeRef("tests.doubles.plugins:Segfault"))
     ref = clustered(t).ref
     assert isinstance(ref, ClusterRef) and ref.resource == resource_of(t)
     assert pickle.loads(pickle.dumps(ref)) == ref and ref != t.ref
@@ -119,7 +119,7 @@ def test_a_job_whose_target_no_worker_holds_is_a_crash_after_the_wait(client, mo
     import conformance.run.cluster as cluster
     monkeypatch.setattr(cluster, "CHECK_S", 0.2)
     pool = ClusterPool(client, jobs=1, wait_s=0.5)
-    ref = ClusterRef("tests.plugins:Segfault", resource="rt-nowhere-00000000")
+    ref = ClusterRef("tests.doubles.plugins:Segfault", resource="rt-nowhere-00000000")
     outcomes = list(pool.outcomes([Job("lost", "run", (ref, b"", {}, 0.0), 5.0),
                                    Job("oracle", "call", (twice, (1,)), 60.0)]))
     by_key = {o.key: o for o in outcomes}

@@ -1,6 +1,6 @@
 """Converters as a stage of a target (docs/converters.md): the converter targets' ids, stages and
 artefacts, the outcomes (pass, refused, invalid, wrong) and whose fault a divergence is, with the
-deliberately wrong converters of tests/converter_doubles.py and the real converters of the
+deliberately wrong converters of tests/doubles/converter.py and the real converters of the
 `converters` extra (their tests skip, saying so, where it is not installed)."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _run(tmp_path, paths, converter, *extra, k=None):
 # -- the test doubles: each gets the verdict and the cause meant for it ----------------------------
 
 def test_a_converter_that_writes_linear_before_reset_wrong_is_wrong_and_named(tmp_path):
-    out, records, clusters = _run(tmp_path, ["cases/gru/linear_before_reset.yaml"], "tests.converter_doubles:WRONG_LBR",
+    out, records, clusters = _run(tmp_path, ["cases/gru/linear_before_reset.yaml"], "tests.doubles.converter:WRONG_LBR",
                                   "--config", "shape=static", k="linear_before_reset=1 and direction=forward")
     ran = [r for r in records if r["verdict"] != "not-expressible"]
     assert ran and all(r["verdict"] == "fail" for r in ran)
@@ -54,7 +54,7 @@ def test_a_converter_that_writes_linear_before_reset_wrong_is_wrong_and_named(tm
 
 def test_a_converter_that_freezes_the_sequence_length_shows_at_the_other_lengths(tmp_path):
     # the plain target and its shape=dynamic form (the tests' runs select the plain targets otherwise)
-    _, records, clusters = _run(tmp_path, ["cases/torch/gru_layers.yaml"], "tests.converter_doubles:FROZEN",
+    _, records, clusters = _run(tmp_path, ["cases/torch/gru_layers.yaml"], "tests.doubles.converter:FROZEN",
                                 "--config", "forms=default", "--config", "shape=dynamic",
                                 k="num_layers=2 and forward and bias=True")
     by_config = {r["config"]: r for r in records}
@@ -68,7 +68,7 @@ def test_a_converter_that_freezes_the_sequence_length_shows_at_the_other_lengths
 
 
 def test_a_converter_that_drops_the_projection_is_wrong_and_named(tmp_path):
-    _, records, clusters = _run(tmp_path, ["cases/torch/projection.yaml"], "tests.converter_doubles:NO_PROJECTION",
+    _, records, clusters = _run(tmp_path, ["cases/torch/projection.yaml"], "tests.doubles.converter:NO_PROJECTION",
                                 "--config", "shape=static", k="num_layers=1 and direction=forward")
     assert records and all(r["verdict"] == "fail" for r in records)
     assert all("Y has shape" in r["message"] for r in records)
@@ -80,7 +80,7 @@ def test_a_converter_that_drops_the_projection_is_wrong_and_named(tmp_path):
 
 
 def test_a_converter_that_writes_an_invalid_node_is_caught_by_the_checker(tmp_path):
-    _, records, clusters = _run(tmp_path, ["cases/gru/linear_before_reset.yaml"], "tests.converter_doubles:INVALID_NODE",
+    _, records, clusters = _run(tmp_path, ["cases/gru/linear_before_reset.yaml"], "tests.doubles.converter:INVALID_NODE",
                                 "--config", "shape=static", k="linear_before_reset=1 and direction=forward")
     ran = [r for r in records if r["verdict"] != "not-expressible"]
     assert ran and all(r["verdict"] == "rejected" and r["effective"]["stage"] == "checker" for r in ran)
@@ -141,11 +141,11 @@ def test_a_converter_run_leaves_the_environment_as_it_was(tmp_path):
     package index: a converter that runs ``pip install`` (as MNN's mnnconvert script does) is refused
     with pip's failure, the real ONNX-to-ONNX converters beside it still run, and the installed
     packages are the same after the run as before it."""
-    from tests.converter_doubles import PACKAGE
+    from tests.doubles.converter import PACKAGE
     before = _installed()
     assert PACKAGE not in {name for name, _ in before}, f"{PACKAGE} is installed here: the test cannot tell"
     _, records, _ = _run(tmp_path, ["cases/lstm/basic.yaml"], "onnx", "--converter",
-                         "tests.converter_doubles:TRIES_TO_INSTALL", "--no-ablation", "--spec", "onnx-14",
+                         "tests.doubles.converter:TRIES_TO_INSTALL", "--no-ablation", "--spec", "onnx-14",
                          k="forward")
     tried = [r for r in records if r["converter"].startswith("tries-to-install")]
     assert tried and all(r["verdict"] == "rejected" and r["effective"]["stage"] == "converter" for r in tried)

@@ -3,7 +3,7 @@
 the ways a correct reduced-precision kernel computes (docs/precision.md, "Reduced-precision
 kernels"; issue 33).
 
-The runtimes here are deliberate test doubles (tests/precision_doubles.py) that compute bf16, f16
+The runtimes here are deliberate test doubles (tests/doubles/precision.py) that compute bf16, f16
 and TF32 the way oneDNN's kernels do, so every machine tests what only some machines' runtimes do.
 The corpus-wide sweeps are ``slow``; the fast loop judges a sample of the same cases.
 """
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import oracles
-import tests.precision_doubles as doubles
+import tests.doubles.precision as doubles
 from conformance.case import load_paths
 from conformance.compare import judge_computed_in
 from conformance.run import read_results
@@ -285,7 +285,7 @@ def test_a_double_that_fakes_a_narrower_probe_is_still_judged_at_bf16(tmp_path):
     out = tmp_path / "out"
     proc = conformance("run", "cases", "-k", "gru/basic or rnn/basic", "--spec", "onnx-14", "--out", out, "--fresh",
                        "-q", "--artifacts", "full", "--no-ablation",
-                       "--runtime-plugin", "tests.precision_doubles:FakesProbeBf16",
+                       "--runtime-plugin", "tests.doubles.precision:FakesProbeBf16",
                        "--runtime", doubles.FakesProbeBf16.name)
     records = read_results(out / "results.jsonl")
     assert records, proc.stdout + proc.stderr

@@ -2,7 +2,7 @@
 
 None of these tests assumes what this machine's CPU is. The arithmetic of both sides (float32, and
 bf16 or f16) comes from deliberate test doubles that declare their precision
-(tests/precision_doubles.py); OpenVINO forced to bf16 runs only where the CPU says it can, and
+(tests/doubles/precision.py); OpenVINO forced to bf16 runs only where the CPU says it can, and
 says why where it cannot; OpenVINO's default configuration is checked against whatever it
 declares here.
 """
@@ -25,7 +25,7 @@ from conformance.runtimes.effective import BY_NAME, PRECISIONS, config_label, na
 from conformance.selection import specs_by_format
 from tests.conftest import ROOT, conformance
 
-DOUBLES = "tests.precision_doubles"
+DOUBLES = "tests.doubles.precision"
 
 
 # -- the vocabulary -----------------------------------------------------------------------------------
@@ -178,7 +178,7 @@ def test_the_declared_bound_covers_a_correct_bf16_implementation(seed):
     derived tolerance over the bf16 bound, and uses a visible part of it."""
     from conformance.compare import judge_computed_in
     from conformance.specs import SPECS
-    from tests.precision_doubles import DeclaredBf16
+    from tests.doubles.precision import DeclaredBf16
     tensors, attrs = _random_lstm(seed, with_p=seed % 2 == 0)
     case = _case("LSTM", attrs, tensors)
     prog = SPECS["onnx-14"].translate(case)
@@ -226,7 +226,7 @@ def _run(tmp_path, *plugins, expectations=True, extra=()):
 
 
 def _name(plugin: str) -> str:
-    import tests.precision_doubles as doubles
+    import tests.doubles.precision as doubles
     return getattr(doubles, plugin).name
 
 

@@ -309,10 +309,10 @@ def test_a_variant_that_fails_names_its_shape(gru_cases):
 
 
 def test_a_broken_relation_is_inconsistent_and_named(gru_cases):
-    """The relations' plan run in this process on the numpy test double (tests/forms_doubles.py): the
+    """The relations' plan run in this process on the numpy test double (tests/doubles/forms.py): the
     correct one satisfies every relation; one whose batch entries past the first are 2^-19 off breaks
     batch-slice, and only that."""
-    from tests.forms_doubles import BatchSliceBreaker, FormsNumpy
+    from tests.doubles.forms import BatchSliceBreaker, FormsNumpy
     case = _case(gru_cases, direction="bidirectional", sequence_lens="[4,2,1]")
     pp = _plan(case, "relations=on")
     assert {"batch-slice", "truncation", "directions", "layout"} <= {r.name for r, _ in pp.relations}
@@ -326,7 +326,7 @@ def test_a_broken_relation_is_inconsistent_and_named(gru_cases):
 
 
 def test_the_unrolled_relation_chains_the_states(gru_cases):
-    from tests.forms_doubles import FormsNumpy
+    from tests.doubles.forms import FormsNumpy
     case = _case(gru_cases, sequence_lens="full", direction="reverse", initial_h="random")
     pp = _plan(case, "relations=on")
     unrolled = next((r, start) for r, start in pp.relations if r.name == "unrolled")

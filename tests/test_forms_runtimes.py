@@ -1,4 +1,4 @@
-"""The execution forms end to end, through the real CLI: each test double of tests/forms_doubles.py is
+"""The execution forms end to end, through the real CLI: each test double of tests/doubles/forms.py is
 caught by the form or relation meant for it while its fresh, static, constant twin passes; the real
 runtimes in their forms; the path a pair took; a pair that fell back to another provider.
 """
@@ -18,9 +18,9 @@ EVERY_FORM = ("--config", "session=reused", "--config", "session=fresh")
 
 
 def _run(tmp_path, double: str, cases: str, *extra: str, check=None) -> dict:
-    import tests.forms_doubles as doubles
+    import tests.doubles.forms as doubles
     out = tmp_path / double
-    proc = conformance("run", cases, "--runtime-plugin", f"tests.forms_doubles:{double}", "--no-entry-points",
+    proc = conformance("run", cases, "--runtime-plugin", f"tests.doubles.forms:{double}", "--no-entry-points",
                        "--runtime", getattr(doubles, double).name, "--artifacts", "full",
                        "--spec", "onnx-14", "--out", out, "--no-ablation", "--jobs", "2", *EVERY_FORM, *extra)
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
@@ -59,7 +59,7 @@ def test_the_correct_double_passes_every_form(tmp_path):
 def test_a_plain_defect_is_ablated_once_and_its_forms_take_the_plain_targets_cause(tmp_path):
     out = tmp_path / "clip"
     conformance("run", "cases/gru/clip.yaml", "-k", "activations=Sigmoid+Tanh", "--runtime-plugin",
-                "tests.forms_doubles:IgnoresClipInEveryForm", "--no-entry-points", "--runtime", "numpy-ignores-clip",
+                "tests.doubles.forms:IgnoresClipInEveryForm", "--no-entry-points", "--runtime", "numpy-ignores-clip",
                 "--spec", "onnx-14", "--out", out, "--jobs", "2", "--config", "shape=dynamic",
                 "--config", "forms=default", check=1)
     failing = {r["target"] for r in read_results(out / "results.jsonl") if r["verdict"] == "fail"}
@@ -74,7 +74,7 @@ def test_a_plain_defect_is_ablated_once_and_its_forms_take_the_plain_targets_cau
 
 def test_a_forms_cause_without_its_plain_sibling_in_the_run_says_it_cannot_tell(tmp_path):
     out = tmp_path / "alone"
-    conformance("run", "cases/lstm/basic.yaml", "-k", "forward", "--runtime-plugin", "tests.forms_doubles:ShapeSpecialized",
+    conformance("run", "cases/lstm/basic.yaml", "-k", "forward", "--runtime-plugin", "tests.doubles.forms:ShapeSpecialized",
                 "--no-entry-points", "--runtime", "numpy-shape-specialized", "--spec", "onnx-14", "--out", out,
                 "--jobs", "2", "--config", "shape=dynamic/session=fresh", check=1)
     causes = [c["cause"] for c in json.loads((out / "clusters.json").read_text())]
@@ -84,7 +84,7 @@ def test_a_forms_cause_without_its_plain_sibling_in_the_run_says_it_cannot_tell(
 
 def test_a_pair_that_fell_back_is_not_the_targets_verdict(tmp_path):
     out = tmp_path / "fallback"
-    proc = conformance("run", "cases/gru/basic.yaml", "-k", "forward", "--runtime-plugin", "tests.plugins:FallsBack",
+    proc = conformance("run", "cases/gru/basic.yaml", "-k", "forward", "--runtime-plugin", "tests.doubles.plugins:FallsBack",
                        "--runtime", "pretend-accelerator", "--no-entry-points", "--spec", "onnx-14", "--out", out,
                        "--no-ablation", "--artifacts", "full")
     records = read_results(out / "results.jsonl")

@@ -1,11 +1,11 @@
 """The differential fuzzer (conformance/fuzz): its strategies draw cases the suite accepts and
 translates, its mutations break exactly one constraint, and campaigns against the deliberately
-wrong implementations (tests/wrong) and a crashing double (tests/fuzz_doubles.py) find, minimize,
+wrong implementations (tests/doubles/wrong) and a crashing double (tests/doubles/fuzz.py) find, minimize,
 write and de-duplicate findings that reproduce with ``conformance run``.
 
 Budgets these tests state (measured on 2 cores, 2 worker processes):
 
-- every tests/wrong implementation is detected within 600 cases (one campaign with all of them as
+- every tests/doubles/wrong implementation is detected within 600 cases (one campaign with all of them as
   targets, no shrinking; the rarest shows in about one drawn case in 60), and no benign control is
   flagged;
 - two bugs in one campaign are found within 200 cases, minimized to S, B, I, H <= 2 and written,
@@ -245,7 +245,7 @@ def test_a_finding_that_needs_fewer_features_supersedes_one_of_the_same_origin(t
 
 # -- campaigns -------------------------------------------------------------------------------------
 
-def _targets(*classes, module="tests.wrong"):
+def _targets(*classes, module="tests.doubles.wrong"):
     targets = []
     for cls in classes:
         targets += plugin_targets(f"{module}:{cls}", {"onnx": ["onnx-22"]})
@@ -258,7 +258,7 @@ def test_every_wrong_implementation_is_detected_within_600_cases_and_no_benign_o
     (one in 60). The campaign's stream also depends on what the targets return (hypothesis.target steers
     it by each record's error ratio), so it differs from machine to machine: 300 cases missed it on
     one machine (about 5 expected, a 1 % chance of none unsteered), 600 leave about 10."""
-    from tests.wrong import BENIGN, WRONG
+    from tests.doubles.wrong import BENIGN, WRONG
     wrong = _targets(*(c.__name__ for c in WRONG.values()))
     benign = _targets(*(c.__name__ for c in BENIGN.values()))
     config = CampaignConfig(targets=wrong + benign, out_dir=tmp_path / "found", budget_s=NEVER_REACHED_S, jobs=2,
@@ -309,8 +309,8 @@ def test_a_seed_makes_the_search_reproducible(tmp_path):
 def test_two_bugs_give_two_minimal_findings_that_reproduce_and_no_duplicates_on_rerun(tmp_path):
     out, db = tmp_path / "regressions", tmp_path / "db"
     args = ["fuzz", "--op", "GRU", "--spec", "onnx-22", "--jobs", "2", "--out", out, "--database", db, "-q",
-            "--runtime", "wrong-gate-order-gru", "--runtime-plugin", "tests.wrong:WrongGateOrderGRU",
-            "--runtime", "wrong-rb-dropped", "--runtime-plugin", "tests.wrong:WrongRecurrenceBiasDropped"]
+            "--runtime", "wrong-gate-order-gru", "--runtime-plugin", "tests.doubles.wrong:WrongGateOrderGRU",
+            "--runtime", "wrong-rb-dropped", "--runtime-plugin", "tests.doubles.wrong:WrongRecurrenceBiasDropped"]
     first = conformance(*args, *BY_COUNT, "--max-examples", "200", "--seed", "1", check=1, timeout=1800)
     files = sorted(out.glob("*.yaml"))
     assert len(files) == 2, first.stdout
@@ -339,7 +339,7 @@ def test_two_bugs_give_two_minimal_findings_that_reproduce_and_no_duplicates_on_
 
 
 def test_a_crash_is_a_finding_and_the_campaign_goes_on(tmp_path):
-    targets = _targets("SegfaultOnBatch3", module="tests.fuzz_doubles")
+    targets = _targets("SegfaultOnBatch3", module="tests.doubles.fuzz")
     (target,) = targets
     scope = Scope(ops=("RNN",), dtypes=("float32",))
     # ended by its count of cases, not by the clock: a loaded machine runs the same campaign
@@ -404,7 +404,7 @@ def test_no_expectations_and_expectations_together_are_a_usage_error():
 def test_a_campaign_uses_expectations_by_default_writes_to_out_and_keeps_only_when_asked(tmp_path):
     out, regressions = tmp_path / "out", tmp_path / "regressions"
     args = ["fuzz", "--op", "GRU", "--spec", "onnx-22", "--jobs", "2", "--no-database", "--seed", "1", "-q",
-            "--runtime", "wrong-gate-order-gru", "--runtime-plugin", "tests.wrong:WrongGateOrderGRU",
+            "--runtime", "wrong-gate-order-gru", "--runtime-plugin", "tests.doubles.wrong:WrongGateOrderGRU",
             "--regressions", regressions, *BY_COUNT, "--max-examples", "150"]
     first = conformance(*args, "--out", out, "--no-shrink", check=1)
     assert "expectations: expectations" in first.stdout     # ./expectations/, by default

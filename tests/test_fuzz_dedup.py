@@ -1,6 +1,6 @@
 """How the fuzzer counts divergences: features recorded on every result, expectations that name
 a divergence by feature (so they cover the fuzzer's cases), the feature-level reduction of a
-shrunk finding (on the real engine, with the deliberately wrong implementations of tests/wrong),
+shrunk finding (on the real engine, with the deliberately wrong implementations of tests/doubles/wrong),
 and signatures that merge one divergence across ops, configurations and activation names.
 """
 
@@ -100,7 +100,7 @@ def test_a_run_records_features_and_gates_on_them(tmp_path):
     expect.write_text(EXPECT)
     out = tmp_path / "out"
     conformance("run", ROOT / "cases" / "gru" / "clip.yaml", "--runtime", "wrong-clip-after-activation",
-                "--runtime-plugin", "tests.wrong:WrongClipAfterActivation", "--spec", "onnx-22",
+                "--runtime-plugin", "tests.doubles.wrong:WrongClipAfterActivation", "--spec", "onnx-22",
                 "--expectations", expect, "--out", out, "-q", "--no-ablation")
     records = read_results(out / "results.jsonl")
     assert records and all(r["features"] == sorted(features(_case("gru/clip.yaml", r["case"]))) for r in records)
@@ -113,7 +113,7 @@ def test_a_run_records_features_and_gates_on_them(tmp_path):
 # -- reduction -------------------------------------------------------------------------------------
 
 def _reduce(tmp_path, plugin: str, case) -> Finding:
-    targets = plugin_targets(f"tests.wrong:{plugin}", {"onnx": ["onnx-22"]})
+    targets = plugin_targets(f"tests.doubles.wrong:{plugin}", {"onnx": ["onnx-22"]})
     campaign = Campaign(CampaignConfig(targets=targets, out_dir=tmp_path / "found", database=None))
     with Pool(2) as pool:
         campaign.examiner = Examiner(targets, pool, tmp_path / "work", timeout=budget(30))

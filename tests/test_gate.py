@@ -11,7 +11,7 @@ from conformance.gate import Expectations, ExpectationsError, classify, glob_to_
 from conformance.run import read_results
 from tests.conftest import DATA, conformance
 
-WRONG = ["--runtime", "wrong-gru-gate-order", "--runtime-plugin", "tests.plugins:WrongGateOrderGRU"]
+WRONG = ["--runtime", "wrong-gru-gate-order", "--runtime-plugin", "tests.doubles.plugins:WrongGateOrderGRU"]
 
 
 def _expectations(tmp_path, body: str):
@@ -209,7 +209,7 @@ def test_a_malformed_config_entry_is_an_error_with_its_line(tmp_path, body, mess
 
 def test_a_baseline_from_another_precision_is_not_compared_silently(tmp_path):
     """Results of an f32 machine as the baseline of a bf16 one: the run says the pairs differ."""
-    plugins = ["--runtime-plugin", "tests.precision_doubles:DeclaredBf16", "--runtime", "bf16-double"]
+    plugins = ["--runtime-plugin", "tests.doubles.precision:DeclaredBf16", "--runtime", "bf16-double"]
     args = ["run", DATA / "cases", "--spec", "onnx-14", *plugins, "--no-ablation"]
     conformance(*args, "--out", tmp_path / "a", "-q")
     base = tmp_path / "f32-machine.jsonl"

@@ -1,5 +1,5 @@
 """`conformance history` on a small synthetic history without network access: releases of a test
-double (tests/history_doubles.py), each in an environment of its own, run through the real machinery
+double (tests/doubles/history.py), each in an environment of its own, run through the real machinery
 (environments and their checks, the pipe protocol, version gates, worker processes, the oracle, the
 merge, repeats, the gate with version ranges, the history view and the exit status)."""
 
@@ -21,7 +21,7 @@ from conformance.history.versions import Selection, VersionSpecError, installabl
 from conformance.run import compile_expression
 from conformance.selection import specs_by_format
 from tests.conftest import ROOT, conformance
-from tests.history_doubles import make_release
+from tests.doubles.history import make_release
 
 CASES = ROOT / "cases" / "rnn" / "layout.yaml"
 SELECT = "initial_h=random and sequence_lens=absent"

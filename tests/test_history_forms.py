@@ -24,7 +24,7 @@ from conformance.history.environments import Env, _link_suite
 from conformance.run import compile_expression
 from conformance.selection import specs_by_format
 from tests.conftest import ROOT, conformance
-from tests.history_doubles import make_release
+from tests.doubles.history import make_release
 
 pytest.importorskip("onnxruntime", reason="the pinned onnxruntime is the release this history runs")
 
@@ -148,7 +148,7 @@ def test_a_malformed_config_is_a_usage_error_before_anything_is_installed():
 
 @pytest.fixture(scope="module")
 def double_forms(tmp_path_factory):
-    """Releases 2.1, 2.3 and 2.4 of the test double (tests/history_doubles.py) on their plain and
+    """Releases 2.1, 2.3 and 2.4 of the test double (tests/doubles/history.py) on their plain and
     shape=dynamic targets: 2.3's loaded model gets every call after its first wrong."""
     root = tmp_path_factory.mktemp("history-double-forms")
     return forms_history_of(root, "double", {v: make_release(root / "envs", v) for v in ("2.1", "2.3", "2.4")})

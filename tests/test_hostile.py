@@ -1,7 +1,7 @@
 """Nothing a runtime returns, and nothing a runtime does to its own process, can crash a run, hang
 it, pass a wrong result, or change another runtime's verdicts; and a run owns what it starts.
 
-Every runtime here is a deliberate test double (tests/hostile.py); onnxruntime and onnx.reference
+Every runtime here is a deliberate test double (tests/doubles/hostile.py); onnxruntime and onnx.reference
 are the controls whose verdicts must not move.
 """
 
@@ -24,7 +24,7 @@ from conformance.run import read_results
 from tests.calibration import budget, budget_arg
 from tests.calibration import budget as budget_s
 from tests.conftest import DATA, ROOT, conformance
-from tests.hostile import KINDS, MARKER_ENV
+from tests.doubles.hostile import KINDS, MARKER_ENV
 
 pytestmark = pytest.mark.slow
 
@@ -34,7 +34,7 @@ CASE = ["-k", "gru/small[direction=forward]", "--spec", "onnx-14"]
 def _plugins(*kinds):
     args = []
     for kind in kinds:
-        args += ["--runtime-plugin", f"tests.hostile:Hostile_{kind.replace('-', '_')}", "--runtime", f"hostile-{kind}"]
+        args += ["--runtime-plugin", f"tests.doubles.hostile:Hostile_{kind.replace('-', '_')}", "--runtime", f"hostile-{kind}"]
     return args
 
 
@@ -155,7 +155,7 @@ def _control_run(out, *extra, env=None):
 
 def test_a_runtime_that_patches_its_process_changes_only_its_own_verdicts(tmp_path):
     clean = _control_run(tmp_path / "clean")
-    hostile = _control_run(tmp_path / "hostile", "--runtime-plugin", "tests.hostile:NumpyPatcher",
+    hostile = _control_run(tmp_path / "hostile", "--runtime-plugin", "tests.doubles.hostile:NumpyPatcher",
                            "--runtime", "hostile-patcher", env={"CONFORMANCE_HOSTILE_PATCH_AT_IMPORT": "1"})
     assert clean and hostile == clean
     patched = [r for r in read_results(tmp_path / "hostile" / "results.jsonl") if r["runtime"] == "hostile-patcher"]
@@ -167,7 +167,7 @@ def test_two_runs_into_one_folder_the_second_stops_and_names_the_first(tmp_path)
     hold.touch()   # the first run's calls wait while it exists: it holds the folder for as long as the test needs
     env = dict(os.environ, PYTHONPATH=str(ROOT), CONFORMANCE_TEST_HOLD=str(hold))
     args = [sys.executable, "-m", "conformance", "run", str(DATA / "cases"), "--runtime", "counting-ort",
-            "--runtime-plugin", "tests.plugins:OnlyOnce", "--out", str(out), "-q", "--no-ablation", "--timeout", "3600"]
+            "--runtime-plugin", "tests.doubles.plugins:OnlyOnce", "--out", str(out), "-q", "--no-ablation", "--timeout", "3600"]
     first = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         while first.poll() is None and not (out / ".conformance.lock").exists():
@@ -349,10 +349,10 @@ def test_a_report_rebuilt_beside_a_torn_clusters_file_warns_and_goes_on(tmp_path
 
 def test_a_plugins_native_stderr_goes_with_its_verdict_and_target_never_to_the_terminal(tmp_path):
     """issue 16: a plugin whose C code writes red log lines to fd 2 on import, build and every run."""
-    imported, built, ran = "NATIVE-IMPORT-MARKER", "NATIVE-BUILD-MARKER", "NATIVE-RUN-MARKER"  # tests/native_chatter.py
+    imported, built, ran = "NATIVE-IMPORT-MARKER", "NATIVE-BUILD-MARKER", "NATIVE-RUN-MARKER"  # tests/doubles/native_chatter.py
     out = tmp_path / "out"
     # --artifacts full: a passing pair's record keeps its detail, runtime_output included
-    proc = conformance("run", DATA / "cases", *CASE, "--runtime-plugin", "tests.native_chatter:NativeChatter",
+    proc = conformance("run", DATA / "cases", *CASE, "--runtime-plugin", "tests.doubles.native_chatter:NativeChatter",
                        "--runtime", "native-chatter", "--out", out, "--no-ablation", "--artifacts", "full", check=0)
     for marker in (imported, built, ran):
         assert marker not in proc.stdout + proc.stderr, marker

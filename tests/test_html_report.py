@@ -208,7 +208,7 @@ def built(tmp_path_factory):
     (tmp / "expected.yaml").write_text(EXPECTATIONS)
     out = tmp / "out"
     conformance("run", tmp / "cases", "--spec", "onnx-14", "--spec", "onnx-22", "--runtime", "onnxruntime",
-                "--runtime", WRONG, "--runtime-plugin", "tests.plugins:WrongGateOrderGRU",
+                "--runtime", WRONG, "--runtime-plugin", "tests.doubles.plugins:WrongGateOrderGRU",
                 "--expectations", tmp / "expected.yaml", "--out", out, "-q", "--artifacts", "failing", check=1)
     results = out / "results.jsonl"
     records = read_results(results)

@@ -20,7 +20,7 @@ from conformance.case import load_paths
 from conformance.case.load import discover
 from conformance.fuzz.strategies import PRODUCTION_LIMITS, Scope, valid_cases
 from oracles import fast
-from tests import production_doubles as doubles
+from tests.doubles import production as doubles
 
 ROOT = Path(__file__).parent.parent
 DOUBLE_CASE = ROOT / "tests" / "data" / "production"
@@ -170,7 +170,7 @@ def double_results(tmp_path_factory):
     out = tmp_path_factory.mktemp("production-doubles")
     args = []
     for cls in (*doubles.LEGITIMATE, *doubles.WRONG):
-        args += ["--runtime-plugin", f"tests.production_doubles:{cls.__name__}", "--runtime", cls.name]
+        args += ["--runtime-plugin", f"tests.doubles.production:{cls.__name__}", "--runtime", cls.name]
     env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, "-m", "conformance", "run", str(DOUBLE_CASE), *args, "--spec",
                            "onnx-14", "--out", str(out), "--no-ablation", "-q", "--no-entry-points",

@@ -1,4 +1,4 @@
-"""The run machinery on the real onnxruntime, with deliberate test doubles (tests/plugins.py)
+"""The run machinery on the real onnxruntime, with deliberate test doubles (tests/doubles/plugins.py)
 for a crashing, hanging and known-wrong runtime."""
 
 import json
@@ -24,7 +24,7 @@ def test_segfault_and_hang_each_cost_one_verdict_and_the_run_completes(tmp_path)
     out = tmp_path / "out"
     proc = conformance("run", DATA / "cases", "-k", "small and forward", "--spec", "onnx-14",
                        "--runtime", "onnxruntime", "--runtime", "segfault", "--runtime", "hang",
-                       "--runtime-plugin", "tests.plugins:Segfault", "--runtime-plugin", "tests.plugins:Hang",
+                       "--runtime-plugin", "tests.doubles.plugins:Segfault", "--runtime-plugin", "tests.doubles.plugins:Hang",
                        "--timeout", budget_arg(3), "--jobs", "2", "--out", out, "-q", check=1)
     got = verdicts(out)
     case = "gru/small[direction=forward]"
@@ -39,7 +39,7 @@ def test_segfault_and_hang_each_cost_one_verdict_and_the_run_completes(tmp_path)
 def test_deliberately_wrong_gru_is_failed_with_a_located_message(tmp_path):
     out = tmp_path / "out"
     conformance("run", DATA / "cases", "--spec", "onnx-14", "--runtime", "wrong-gru-gate-order",
-                "--runtime", "onnxruntime", "--runtime-plugin", "tests.plugins:WrongGateOrderGRU",
+                "--runtime", "onnxruntime", "--runtime-plugin", "tests.doubles.plugins:WrongGateOrderGRU",
                 "--out", out, "-q", check=1)
     got = verdicts(out)
     for direction in ("forward", "reverse"):
@@ -48,7 +48,7 @@ def test_deliberately_wrong_gru_is_failed_with_a_located_message(tmp_path):
         assert wrong["verdict"] == "fail"
         assert "but should be within" in wrong["message"] and "tolerance" in wrong["message"]
         assert wrong["worst"]["ratio"] > 1 and wrong["max_abs_err"] > 1e-3
-        assert wrong["repro"].startswith("conformance run ") and "--runtime-plugin tests.plugins:WrongGateOrderGRU" in wrong["repro"]
+        assert wrong["repro"].startswith("conformance run ") and "--runtime-plugin tests.doubles.plugins:WrongGateOrderGRU" in wrong["repro"]
         assert got[(case, "onnxruntime")]["verdict"] == "pass"
     # the invalid case: onnxruntime refuses the wrong W shape, so it passes
     assert got[("gru/invalid_w", "onnxruntime")]["verdict"] == "pass"
@@ -83,7 +83,7 @@ def test_interrupted_run_resumes_without_redoing_finished_pairs(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), CONFORMANCE_TEST_CALLS=str(calls), CONFORMANCE_TEST_HOLD=str(hold),
                CONFORMANCE_TEST_HOLD_AFTER="3")
     args = [sys.executable, "-m", "conformance", "run", str(DATA / "cases"), "--runtime", "counting-ort",
-            "--runtime-plugin", "tests.plugins:OnlyOnce", "--out", str(out), "-q", "--timeout", "3600"]
+            "--runtime-plugin", "tests.doubles.plugins:OnlyOnce", "--out", str(out), "-q", "--timeout", "3600"]
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     results = out / "results.jsonl"
@@ -118,7 +118,7 @@ def test_batches_change_no_verdict_and_a_pair_not_passing_in_a_batch_runs_again_
     select = ("cases/gru", "-k", "not sequence_lens", "--spec", "onnx-14", "--timeout", budget_arg(20), "--jobs", "2", "-q",
               "--no-ablation", "--artifacts", "full")
     plugins = [a for name in ("Batching", "WrongInBatch", "CrashInBatch", "RefusesInBatch")
-               for a in ("--runtime-plugin", f"tests.plugins:{name}")]
+               for a in ("--runtime-plugin", f"tests.doubles.plugins:{name}")]
     runtimes = [a for name in ("batching", "wrong-in-batch", "crash-in-batch", "refuses-in-batch")
                 for a in ("--runtime", name)]
     conformance("run", *select, *plugins, *runtimes, "--out", tmp_path / "batched", timeout=900)
@@ -152,7 +152,7 @@ def test_batches_change_no_verdict_and_a_pair_not_passing_in_a_batch_runs_again_
 def test_a_converting_runtime_keeps_its_artefact_beside_the_program_and_names_the_step_that_refused(tmp_path):
     out = tmp_path / "out"
     conformance("run", DATA / "cases", "--spec", "onnx-14", "--runtime", "converting", "--runtime-plugin",
-                "tests.plugins:Converting", "--out", out, "-q", "--artifacts", "full", "--no-ablation")
+                "tests.doubles.plugins:Converting", "--out", out, "-q", "--artifacts", "full", "--no-ablation")
     got = verdicts(out)
     refused = got[("gru/small[direction=reverse]", "converting")]
     assert refused["verdict"] == "rejected" and refused["effective"]["stage"] == "converter"
@@ -175,7 +175,7 @@ def test_a_cached_oracle_result_is_read_in_the_main_process_and_changes_no_verdi
     from conformance.runtimes import plugin_targets
     monkeypatch.setenv("CONFORMANCE_ORACLE_CACHE", str(tmp_path / "cache"))
     cases = [c for c in load_paths([DATA / "cases"])[0] if c.valid]
-    targets = plugin_targets("tests.plugins:Batching", {"onnx": ["onnx-14"]})
+    targets = plugin_targets("tests.doubles.plugins:Batching", {"onnx": ["onnx-14"]})
 
     class Counting(Pool):
         def outcomes(self, source=None):
@@ -197,7 +197,7 @@ def test_a_runtime_cannot_install_packages_from_its_worker(tmp_path):
     """A dependency's tool that runs pip inside a call finds no package index in the worker."""
     out = tmp_path / "out"
     conformance("run", DATA / "cases", "-k", "small and forward", "--spec", "onnx-14", "--runtime",
-                "tries-to-install", "--runtime-plugin", "tests.plugins:TriesToInstall", "--out", out, "-q",
+                "tries-to-install", "--runtime-plugin", "tests.doubles.plugins:TriesToInstall", "--out", out, "-q",
                 "--artifacts", "full", "--no-ablation")
     (record,) = read_results(out / "results.jsonl")
     assert record["verdict"] == "fail"  # its outputs are pip's status, not the GRU's
@@ -213,7 +213,7 @@ def test_a_job_sent_ahead_keeps_its_own_output_and_a_crash_before_it_sends_it_el
     from conformance.run import Pool
     from conformance.run.workers import Job
     from conformance.runtimes.base import RuntimeRef
-    ref = RuntimeRef("tests.plugins:Echo", cwd=str(ROOT))
+    ref = RuntimeRef("tests.doubles.plugins:Echo", cwd=str(ROOT))
     models = [b"first", b"second", b"crash", b"after", b"last"]
     with Pool(1) as pool:
         jobs = [Job(("echo", k), "run", (ref, model, {}, 0.0), 60) for k, model in enumerate(models)]
@@ -305,7 +305,7 @@ def test_a_program_runs_the_suite_through_the_library_session(tmp_path, monkeypa
     from conformance.runtimes import plugin_targets
     monkeypatch.setenv("CONFORMANCE_ORACLE_CACHE", str(tmp_path / "cache"))
     cases = [c for c in load_paths([DATA / "cases"])[0] if c.valid and c.op == "GRU" and "small" in c.id]
-    targets = plugin_targets("tests.plugins:WrongGateOrderGRU", {"onnx": ["onnx-14"]})
+    targets = plugin_targets("tests.doubles.plugins:WrongGateOrderGRU", {"onnx": ["onnx-14"]})
     assert cases and targets
     code = run_session(cases, targets, RunConfig(out_dir=tmp_path / "a", quiet=True, ablation=False))
     got = verdicts(tmp_path / "a")
@@ -313,7 +313,7 @@ def test_a_program_runs_the_suite_through_the_library_session(tmp_path, monkeypa
     assert (tmp_path / "a" / "index.html").exists() and (tmp_path / "a" / "junit.xml").exists()
     entry = tmp_path / "known.yaml"
     entry.write_text(f"targets: {targets[0].runtime}-*\nentries:\n- cases: [\"gru/small*\"]\n  verdict: fail\n  kind: known-bug\n"
-                     f"  reason: a test double that swaps the GRU's gates (tests/plugins.py)\n")
+                     f"  reason: a test double that swaps the GRU's gates (tests/doubles/plugins.py)\n")
     expectations = Expectations.load([entry])
     code = run_session(cases, targets, RunConfig(out_dir=tmp_path / "b", quiet=True, ablation=False,
                                                  expectations=expectations))

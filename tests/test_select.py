@@ -31,7 +31,7 @@ import click  # noqa: E402
 from conformance.runtimes.base import RuntimeRef, Target  # noqa: E402
 from conformance.selection import narrow, parse_config  # noqa: E402
 
-_REF = RuntimeRef("tests.plugins:Nothing")
+_REF = RuntimeRef("tests.doubles.plugins:Nothing")
 TARGETS = [Target("onnxruntime", "1.32.0", "CPU", "default", "onnx-14", _REF),
            Target("openvino", "2026.4.1", "CPU", "default", "onnx-14", _REF),
            Target("openvino", "2026.4.1", "CPU", "precision=pinned", "onnx-14", _REF),

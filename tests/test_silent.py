@@ -1,6 +1,6 @@
 """Spec-silent is not anything-goes: unspecified elements are classified (plausible, naming the
 reading; implausible; garbage), garbage fails the pair, and the report tabulates what each runtime
-chose. The runtimes here are deliberate test doubles (tests/silent_doubles.py) around onnxruntime."""
+chose. The runtimes here are deliberate test doubles (tests/doubles/silent.py) around onnxruntime."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def _run(tmp_path, *classes, expectations=None, name="out"):
     args = ["run", *SELECT, "--out", tmp_path / name, "--no-ablation", "-q", "--runtime", "onnxruntime",
             "--artifacts", "full"]
     for cls in classes:
-        args += ["--runtime-plugin", f"tests.silent_doubles:{cls}", "--runtime", DOUBLES[cls]]
+        args += ["--runtime-plugin", f"tests.doubles.silent:{cls}", "--runtime", DOUBLES[cls]]
     if expectations:
         path = tmp_path / f"{name}.yaml"
         path.write_text(expectations)

@@ -268,7 +268,7 @@ def test_a_renderer_crash_and_a_hang_each_cost_one_verdict(tmp_path, double):
     env = {"WEBNN_SABOTAGE_CRASH": "direction=forward,B=random,initial_h=absent",
            "WEBNN_SABOTAGE_HANG": "direction=reverse,B=random,initial_h=absent"}
     name = "webnn-sabotaged" + ("-batched" if double == "SabotagedInBatches" else "")
-    done = run_cli("run", "cases/gru/basic.yaml", "-k", "B=random", "--runtime-plugin", f"tests.webnn_doubles:{double}",
+    done = run_cli("run", "cases/gru/basic.yaml", "-k", "B=random", "--runtime-plugin", f"tests.doubles.webnn:{double}",
                    "--runtime", name, "--spec", ED, "--timeout", budget_arg(15), "--out", str(tmp_path),
                    "--fresh", "--jobs", "1", "--no-ablation", env=env)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]

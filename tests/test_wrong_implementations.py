@@ -1,4 +1,4 @@
-"""The deliberately wrong implementations (tests/wrong/): proof that the suite catches real bugs.
+"""The deliberately wrong implementations (tests/doubles/wrong/): proof that the suite catches real bugs.
 
 1. The numpy test double, with no bug switched on, is a correct implementation: it agrees with
    onnxruntime on the corpus's float32 cases onnxruntime runs, rejects the invalid cases, and
@@ -26,8 +26,8 @@ from conformance.run import read_results
 from conformance.run.select import compile_expression
 from conformance.specs import SPECS, NotExpressible, translate
 from tests.conftest import ROOT, conformance
+from tests.doubles.wrong import BENIGN, BUGS, WRONG, NumpyRNN, Rejected, plugin_path
 from tests.known import ort_known_divergence
-from tests.wrong import BENIGN, BUGS, WRONG, NumpyRNN, Rejected, plugin_path
 
 SPEC = "onnx-14"
 CORRECT = NumpyRNN

@@ -48,7 +48,7 @@ BEHAVIOURS = {
 }
 
 SOURCE = '''
-"""A test double of a runtime release (tests/history_doubles.py); not a runtime."""
+"""A test double of a runtime release (tests/doubles/history.py); not a runtime."""
 import hashlib
 import os
 import signal

@@ -1,5 +1,5 @@
 """Test doubles for the execution forms and the relations (conformance/runtimes/forms.py,
-conformance/run/relations.py): the numpy ONNX implementation of tests/wrong/, taking every form, with
+conformance/run/relations.py): the numpy ONNX implementation of tests/doubles/wrong/, taking every form, with
 one deliberately wrong behaviour each that only its form or relation shows.
 
 - :class:`FormsNumpy`: correct in every form (the control);
@@ -17,14 +17,14 @@ one deliberately wrong behaviour each that only its form or relation shows.
   within the oracle's tolerance on ordinary cases but not within a runtime's agreement with itself -
   ``relations=on`` (batch-slice) shows it.
 
-Each runs as a plugin: ``--runtime-plugin tests.forms_doubles:LeaksState``.
+Each runs as a plugin: ``--runtime-plugin tests.doubles.forms:LeaksState``.
 """
 
 from __future__ import annotations
 
 import onnx
 
-from tests.wrong.numpy_rnn import NumpyRNN
+from tests.doubles.wrong.numpy_rnn import NumpyRNN
 
 WEIGHTS = ("W", "R", "B", "P")
 

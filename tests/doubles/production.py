@@ -1,5 +1,5 @@
 """Deliberate test doubles for the production tier's tolerance, named as such: float32 variants of
-the numpy implementation (tests/wrong/numpy_rnn.py) that a sharp tolerance must accept, and two
+the numpy implementation (tests/doubles/wrong/numpy_rnn.py) that a sharp tolerance must accept, and two
 that it must reject (docs/production.md, "What the tolerance catches").
 
 Legitimate float32 variants (each a correct implementation; only the order or the kernel differs):
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.wrong.numpy_rnn import NumpyRNN
+from tests.doubles.wrong.numpy_rnn import NumpyRNN
 
 F32 = np.float32
 

@@ -3,7 +3,7 @@
 This is a *test double*, not a runtime under test and not an oracle: ``NumpyRNN`` is a correct
 implementation (it passes the suite and agrees with onnxruntime where onnxruntime follows the
 spec). Every point where a realistic bug could go wrong is a small method, a *hook* (``HOOKS``),
-whose body here is the correct behaviour; each class in ``tests/wrong/bugs.py`` overrides the one
+whose body here is the correct behaviour; each class in ``tests/doubles/wrong/bugs.py`` overrides the one
 hook its bug is about and becomes a deliberately wrong implementation, to prove the comparison
 catches that class of bug.
 
@@ -97,7 +97,7 @@ class Problem:
         return 2 if self.direction == "bidirectional" else 1
 
 
-#: every hook: the methods a deliberately wrong subclass overrides (tests/wrong/bugs.py), each
+#: every hook: the methods a deliberately wrong subclass overrides (tests/doubles/wrong/bugs.py), each
 #: doing one correct thing here
 HOOKS = (
     "activation_defaults", "activation_params",            # reading the activations
@@ -117,7 +117,7 @@ class NumpyRNN:
     format = "onnx"
     version = "test-double"
     description = "numpy ONNX RNN/GRU/LSTM test double (correct mode)"
-    #: the bug's switch name (tests/wrong/bugs.py: a label for ids and descriptions; None here)
+    #: the bug's switch name (tests/doubles/wrong/bugs.py: a label for ids and descriptions; None here)
     bug: str | None = None
 
     # -- the plugin contract ------------------------------------------------------------------

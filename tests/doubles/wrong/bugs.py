@@ -17,14 +17,14 @@ a class elsewhere that still sets ``bug = "<switch>"`` gets the override copied 
 (``NumpyRNN.__init_subclass__``).
 
 Run any of them as ``conformance run cases -k '<select>' --runtime <name>
---runtime-plugin tests.wrong:<Class> --spec onnx-14``.
+--runtime-plugin tests.doubles.wrong:<Class> --spec onnx-14``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from tests.wrong.numpy_rnn import NumpyRNN
+from tests.doubles.wrong.numpy_rnn import NumpyRNN
 
 
 class WrongImplementation(NumpyRNN):

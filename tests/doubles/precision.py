@@ -1,5 +1,5 @@
 """Deliberate test doubles for the effective-configuration machinery and the reduced-precision
-judgement, named as such: numpy implementations (tests/wrong/numpy_rnn.py) that compute float32
+judgement, named as such: numpy implementations (tests/doubles/wrong/numpy_rnn.py) that compute float32
 models in a narrower precision and *declare* it, as OpenVINO's default configuration does on a
 bf16 CPU, so that every machine can test what only some machines' runtimes do.
 
@@ -40,7 +40,7 @@ import dataclasses
 import ml_dtypes
 import numpy as np
 
-from tests.wrong.numpy_rnn import NumpyRNN
+from tests.doubles.wrong.numpy_rnn import NumpyRNN
 
 #: the inputs a narrower arithmetic rounds (everything float the model reads)
 _ROUNDED = ("X", "W", "R", "B", "initial_h", "initial_c", "P")
@@ -318,7 +318,7 @@ class DeclaredBf16DroppedPeepholes(DeclaredBf16):
 
     name = "bf16-double-no-peepholes"
     description = "deliberately wrong test double: computes in declared bf16 and ignores P"
-    bug = "peepholes-ignored"  # a label (tests/wrong/bugs.py WrongPeepholesIgnored has the same bug)
+    bug = "peepholes-ignored"  # a label (tests/doubles/wrong/bugs.py WrongPeepholesIgnored has the same bug)
 
     def peepholes(self, peep):
         return peep * False  # zeros (a NaN in P still gives NaN, as multiplying by 0 does)

@@ -1,6 +1,6 @@
 """Test doubles for the fuzzer's own tests, named as such: none is a runtime under test.
 
-``SegfaultOnBatch3`` is the correct numpy implementation (tests.wrong.NumpyRNN with no bug) except
+``SegfaultOnBatch3`` is the correct numpy implementation (tests.doubles.wrong.NumpyRNN with no bug) except
 that it crashes its process with a real segmentation fault when batch_size is 3, so a campaign must
 report one crash finding and go on judging the other cases.
 """
@@ -11,7 +11,7 @@ import ctypes
 
 import onnx
 
-from tests.wrong import NumpyRNN
+from tests.doubles.wrong import NumpyRNN
 
 
 class SegfaultOnBatch3(NumpyRNN):

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import onnx
 
-from tests.bugreport_doubles import SwappedGateGRU
+from tests.doubles.bugreport import SwappedGateGRU
 
 
 def _ort_run(model: onnx.ModelProto, feeds):

@@ -14,7 +14,7 @@ exporter and breaks its output in one known way, the way a converter's bug does:
   (an ONNX-to-ONNX converter that otherwise writes the program unchanged): in the worker, which finds
   no package index, pip fails and the converter refuses with pip's message (docs/isolation.md).
 
-Use: ``conformance run cases/... --converter tests.converter_doubles:WRONG_LBR``.
+Use: ``conformance run cases/... --converter tests.doubles.converter:WRONG_LBR``.
 """
 
 from __future__ import annotations
@@ -133,8 +133,8 @@ def tries_to_install(model: bytes, feeds, options) -> Written:
 
 
 def _double(name: str, function: str, meaning: str) -> Converter:
-    return Converter(name, "torch", "torch", "onnx", f"tests.converter_doubles:{function}", OPTIONS,
-                     meaning=meaning, ref=f"tests.converter_doubles:{name.upper().replace('-', '_')}",
+    return Converter(name, "torch", "torch", "onnx", f"tests.doubles.converter:{function}", OPTIONS,
+                     meaning=meaning, ref=f"tests.doubles.converter:{name.upper().replace('-', '_')}",
                      dynamic=OPTIONS)
 
 
@@ -142,6 +142,6 @@ WRONG_LBR = _double("wrong-lbr", "wrong_lbr", "test double: the TorchScript expo
 FROZEN = _double("frozen", "frozen", "test double: the TorchScript exporter, dynamic axes ignored")
 NO_PROJECTION = _double("no-projection", "no_projection", "test double: an LSTM projection folded away")
 INVALID_NODE = _double("invalid-node", "invalid_node", "test double: a recurrent node whose hidden_size is a string")
-TRIES_TO_INSTALL = Converter("tries-to-install", "onnx", "onnx", "onnx", "tests.converter_doubles:tries_to_install",
+TRIES_TO_INSTALL = Converter("tries-to-install", "onnx", "onnx", "onnx", "tests.doubles.converter:tries_to_install",
                              ({"from": 14},), meaning="test double: runs pip install, then writes the program as it is",
-                             ref="tests.converter_doubles:TRIES_TO_INSTALL")
+                             ref="tests.doubles.converter:TRIES_TO_INSTALL")

@@ -163,7 +163,7 @@ def _make(kind: str) -> type:
     return type(f"Hostile_{kind.replace('-', '_')}", (Hostile,), {"kind": kind})
 
 
-#: one plugin class per kind, importable as tests.hostile:<name>
+#: one plugin class per kind, importable as tests.doubles.hostile:<name>
 CLASSES = {kind: _make(kind) for kind in KINDS}
 globals().update({cls.__name__: cls for cls in CLASSES.values()})
 

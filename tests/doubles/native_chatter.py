@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ctypes
 
-from tests.hostile import _ort
+from tests.doubles.hostile import _ort
 
 IMPORTED, BUILT, RAN = b"NATIVE-IMPORT-MARKER", b"NATIVE-BUILD-MARKER", b"NATIVE-RUN-MARKER"
 _libc = ctypes.CDLL(None)
