@@ -225,7 +225,7 @@ def test_a_finding_that_needs_fewer_features_supersedes_one_of_the_same_origin(t
 
     from conformance.fuzz.finding import Finding
     from conformance.fuzz.signature import origin
-    cases, _ = load_paths([Path(__file__).parent.parent / "cases" / "gru" / "basic.yaml"])
+    cases, _ = load_paths([Path(__file__).parents[2] / "cases" / "gru" / "basic.yaml"])
     with_b = next(c for c in cases if "B" in c.tensors and "initial_h" not in c.tensors)
     plain = dataclasses.replace(with_b, tensors={k: v for k, v in with_b.tensors.items() if k != "B"})
     record = {"target": "x-1/CPU@onnx-22", "runtime": "x", "device": "CPU", "config": "default", "spec": "onnx-22",
@@ -371,7 +371,7 @@ def test_the_quick_start_environment_has_what_the_fuzzer_needs_and_findings_stay
     import tomllib
 
     from conformance.fuzz.cli import fuzz_command
-    root = Path(__file__).parent.parent
+    root = Path(__file__).parents[2]
     extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert any(r.startswith("hypothesis") for r in extras["runtimes"]), "nox -s conformance installs .[runtimes]"
     assert 'install(session, "runtimes")' in (root / "noxfile.py").read_text()
@@ -384,7 +384,7 @@ def test_the_quick_start_environment_has_what_the_fuzzer_needs_and_findings_stay
 def test_keep_copies_a_finding_and_its_repro_names_the_copy(tmp_path, monkeypatch):
     from conformance.fuzz.reproducer import keep
     monkeypatch.chdir(tmp_path)
-    source = Path(__file__).parent.parent / "cases" / "regressions" / "gru-onnxruntime-fail-96698945.yaml"
+    source = Path(__file__).parents[2] / "cases" / "regressions" / "gru-onnxruntime-fail-96698945.yaml"
     out = tmp_path / "reports" / "fuzz"
     out.mkdir(parents=True)
     text = source.read_text().replace("cases/regressions/", "reports/fuzz/")

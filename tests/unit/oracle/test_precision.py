@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import oracles
-from tests.oracle.helpers import evaluate
+from tests.unit.oracle.helpers import evaluate
 
 mp = mpmath.MPContext()
 

@@ -9,7 +9,7 @@ from collections import Counter
 from conformance.report import engines_matrix as em
 from conformance.report.html import render
 from conformance.report.markdown import summary
-from tests.test_html_report import browser, record, url  # noqa: F401 - the browser fixture
+from tests.corpus.test_html_report import browser, record, url  # noqa: F401 - the browser fixture
 
 ENGINE, OTHER = "eng-2.0/CPU@onnx-14", "ref-1.0/CPU@onnx-14"
 

@@ -231,7 +231,7 @@ def test_every_shipped_entry_names_its_upstream_issue_or_says_none_was_found():
     import yaml
 
     from conformance.gate_schema import UPSTREAM_PATTERN
-    folder = Path(__file__).parent.parent / "expectations"
+    folder = Path(__file__).parents[2] / "expectations"
     missing, source_links = [], []
     for path in sorted(folder.glob("*.yaml")):
         for i, entry in enumerate(yaml.safe_load(path.read_text())["entries"]):

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from tests.oracle.helpers import evaluate, single
+from tests.unit.oracle.helpers import evaluate, single
 
 REL = 1e-14
 

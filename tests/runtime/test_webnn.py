@@ -26,7 +26,7 @@ from conformance.specs.webnn import validate_document
 from conformance.specs.webnn.document import WebNNSpec
 from tests.calibration import budget_arg
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "conformance"]
 RNG = np.random.default_rng(7)
 ED = "webnn-ed-20260626"

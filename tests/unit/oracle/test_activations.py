@@ -10,7 +10,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from tests.oracle.helpers import evaluate, single
+from tests.unit.oracle.helpers import evaluate, single
 
 POINTS = [-30.0, -2.5, -0.75, -1e-10, 0.0, 1e-10, 0.5, 1.0, 3.0, 40.0]
 f32 = lambda v: float(np.float32(v))  # noqa: E731  attributes are FLOAT (32-bit)

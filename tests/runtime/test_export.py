@@ -116,7 +116,7 @@ def _harness(tests: list, browser: str) -> list:
 
 
 def test_an_exported_wpt_file_runs_on_the_real_browser_target(tmp_path):
-    from tests.test_webnn import browser_or_skip
+    from tests.runtime.test_webnn import browser_or_skip
     browser = browser_or_skip()
     cases = ["cases/gru/basic.yaml", "cases/lstm/basic.yaml"]
     select = "direction=forward or direction=reverse"

@@ -22,7 +22,7 @@ from conformance.fuzz.strategies import PRODUCTION_LIMITS, Scope, valid_cases
 from oracles import fast
 from tests.doubles import production as doubles
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 DOUBLE_CASE = ROOT / "tests" / "data" / "production"
 
 

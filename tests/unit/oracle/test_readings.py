@@ -9,7 +9,7 @@ import pytest
 
 import oracles
 from oracles import profiles
-from tests.oracle.helpers import evaluate, single
+from tests.unit.oracle.helpers import evaluate, single
 
 f32 = lambda v: float(np.float32(v))  # noqa: E731
 
