@@ -16,15 +16,19 @@ from rich.console import Console
 from conformance.case import load_paths
 from conformance.gate import Expectations
 from conformance.history import cli as history_cli
-from conformance.history.environments import Env, _import_check, import_problem, numpy_choices
-from conformance.history.versions import Selection, VersionSpecError, installable, parse
+from conformance.history.environments import Env, _import_check, numpy_choices
+from conformance.history.versions import Selection, VersionSpecError, parse
 from conformance.run import compile_expression
 from conformance.selection import specs_by_format
 from tests.conftest import ROOT, conformance
 from tests.doubles.history import make_release
 
 CASES = ROOT / "cases" / "rnn" / "layout.yaml"
+
+
 SELECT = "initial_h=random and sequence_lens=absent"
+
+
 EXPECTATIONS = """\
 targets: "double-*"
 entries:
@@ -54,6 +58,78 @@ def history(tmp_path_factory):
     summary = history_cli.merge(out, facts, expectations, "2026-11-24T00:00:00+00:00", timings, [str(CASES)])
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     return {"out": out, "facts": facts, "summary": summary, "records": records, "cases": cases, "log": log.getvalue()}
+
+
+
+def test_selections_parse_and_pick_release_lines():
+    assert parse("onnxruntime==1.18.0..1.32.0:3") == Selection("onnxruntime", "1.18.0", "1.32.0", (), 3)
+    assert parse("openvino==2024.0.0,2025.1.0").listed == ("2024.0.0", "2025.1.0")
+    releases = ["1.18.0", "1.18.1", "1.19.0", "1.19.2", "1.20.0", "1.21.0", "1.21.1", "1.22.0"]
+    assert parse("onnxruntime==1.18.0..1.22.0").pick(releases) == ["1.18.1", "1.19.2", "1.20.0", "1.21.1", "1.22.0"]
+    assert parse("onnxruntime==1.18.0..1.22.0:3").pick(releases) == ["1.18.1", "1.20.0", "1.22.0"]
+    assert parse("onnxruntime==1.19.0..1.20.0").pick(releases, limit=1) == ["1.20.0"]
+    for bad in ("onnxruntime>=1.18", "tensorflow==2.0", "onnxruntime==1.20..1.18", "openvino==x.y"):
+        with pytest.raises(VersionSpecError):
+            parse(bad)
+
+
+def test_a_bad_selection_is_a_usage_error():
+    proc = conformance("history", "onnxruntime>=1.18", "--out", "/nonexistent/never-written")
+    assert proc.returncode == 2
+    assert "expected NAME==LOW..HIGH" in proc.stdout + proc.stderr
+
+
+# ------------------------------------------------------------------------- a pair that fails in turns
+
+
+# -------------------------------------------------------------------- environments and the range
+
+
+def test_numpy_follows_what_the_release_metadata_says_else_it_is_tried():
+    pinned = "numpy==2.4.6"
+    assert [c for c, _ in numpy_choices(["numpy<2.0.0,>=1.16.6", "openvino-telemetry"], pinned)] == ["numpy<2"]
+    assert [c for c, _ in numpy_choices(["numpy>=1.21.6", "flatbuffers"], pinned)] == [pinned, "numpy<2"]
+    assert [c for c, _ in numpy_choices([], pinned)] == [pinned, "numpy<2"]
+    assert [c for c, _ in numpy_choices(['numpy<2; extra == "old"'], pinned)] == [pinned, "numpy<2"]
+    why = dict(numpy_choices(["numpy<1.27,>=1.16.6"], pinned))
+    assert why == {"numpy<2": "its Requires-Dist says numpy<1.27,>=1.16.6"}
+
+
+def test_a_release_without_a_version_attribute_gets_its_metadata_version(tmp_path):
+    """OpenVINO 2023.0 has no ``openvino.__version__``: the import check reads the package's
+    metadata instead (a stand-in package named openvino, with only a dist-info)."""
+    import sysconfig
+    import venv
+    folder = tmp_path / "env"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(folder)
+    site = next(folder.glob("lib/python3*/site-packages"))
+    (site / "openvino").mkdir()
+    (site / "openvino" / "__init__.py").write_text('"""a stand-in without __version__ (tests/test_history.py)"""\n')
+    (site / "openvino-2023.0.2.dist-info").mkdir()
+    (site / "openvino-2023.0.2.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: openvino\nVersion: 2023.0.2\n")
+    (site / "zz_parent.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")   # numpy from here
+    assert _import_check(folder / "bin" / "python", "openvino") == ("", "2023.0.2")
+
+
+def test_a_release_outside_the_supported_range_is_left_out_with_a_warning():
+    proc = conformance("history", "onnxruntime==1.15.0", "--out", "/nonexistent/never-written")
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 2
+    assert "onnxruntime 1.15.0: outside the range the suite supports (onnxruntime>=1.18" in text
+    assert "--allow-unsupported" in text
+
+
+def test_a_release_outside_the_supported_range_runs_when_allowed():
+    from conformance.history.versions import PYPI
+    console = Console(file=io.StringIO(), width=200)
+    chosen = [parse("onnxruntime==1.15.0,1.20.1")]
+    releases, _, unsupported = history_cli.choose_releases(console, chosen, 0, 0, PYPI, True)
+    assert releases == [("onnxruntime", "1.15.0"), ("onnxruntime", "1.20.1")]
+    assert unsupported == {("onnxruntime", "1.15.0")}
+    assert "1.15.0: outside the range the suite supports" in console.file.getvalue()
+    releases, _, unsupported = history_cli.choose_releases(console, chosen, 0, 0, PYPI, False)
+    assert releases == [("onnxruntime", "1.20.1")] and unsupported == set()
 
 
 def verdicts(records, version, spec):
@@ -151,66 +227,6 @@ def test_version_ranges_in_expectations_apply_per_release(history):
     assert gates == {("1.0", "expected"), ("3.0", "new")}
 
 
-def test_selections_parse_and_pick_release_lines():
-    assert parse("onnxruntime==1.18.0..1.32.0:3") == Selection("onnxruntime", "1.18.0", "1.32.0", (), 3)
-    assert parse("openvino==2024.0.0,2025.1.0").listed == ("2024.0.0", "2025.1.0")
-    releases = ["1.18.0", "1.18.1", "1.19.0", "1.19.2", "1.20.0", "1.21.0", "1.21.1", "1.22.0"]
-    assert parse("onnxruntime==1.18.0..1.22.0").pick(releases) == ["1.18.1", "1.19.2", "1.20.0", "1.21.1", "1.22.0"]
-    assert parse("onnxruntime==1.18.0..1.22.0:3").pick(releases) == ["1.18.1", "1.20.0", "1.22.0"]
-    assert parse("onnxruntime==1.19.0..1.20.0").pick(releases, limit=1) == ["1.20.0"]
-    for bad in ("onnxruntime>=1.18", "tensorflow==2.0", "onnxruntime==1.20..1.18", "openvino==x.y"):
-        with pytest.raises(VersionSpecError):
-            parse(bad)
-
-
-def test_installable_keeps_final_releases_with_a_wheel_for_this_interpreter():
-    from packaging.tags import sys_tags
-    tag = next(iter(sys_tags()))
-    here = f"pkg-1.0-{tag.interpreter}-{tag.abi}-{tag.platform}.whl"
-    releases = {"1.0": [{"filename": here}], "1.1": [{"filename": "pkg-1.1-cp27-cp27m-win32.whl"}],
-                "1.2rc1": [{"filename": here.replace("1.0", "1.2rc1")}], "1.3": [{"filename": "pkg-1.3.tar.gz"}],
-                "1.4": [{"filename": here.replace("1.0", "1.4"), "yanked": True}]}
-    assert installable(releases) == ["1.0"]
-
-
-def test_a_bad_selection_is_a_usage_error():
-    proc = conformance("history", "onnxruntime>=1.18", "--out", "/nonexistent/never-written")
-    assert proc.returncode == 2
-    assert "expected NAME==LOW..HIGH" in proc.stdout + proc.stderr
-
-
-def test_the_representative_subset_keeps_every_op_and_feature_class():
-    from conformance.case.features import features
-    chosen = history_cli.representative(ROOT / "cases")
-    every = sorted(p for p in (ROOT / "cases").rglob("*.yaml") if "production" not in p.parts)
-    assert 0 < len(chosen) < len(every)
-    assert all("production" not in p.parts for p in chosen)
-
-    def classes(paths):
-        cases, _ = load_paths(paths)
-        return {(c.op, token) for c in cases for token in features(c)}, len(cases)
-    kept, kept_cases = classes(chosen)
-    corpus, corpus_cases = classes(every)
-    assert kept == corpus
-    assert kept_cases < 0.75 * corpus_cases
-    stems = {p.stem for op in ("rnn", "gru", "lstm") for p in (ROOT / "cases" / op).glob("*.yaml")}
-    assert stems <= {p.stem for p in chosen}  # one file per feature class at least
-    assert ROOT / "cases" / "lstm" / "activation_defaults.yaml" in chosen
-    assert history_cli.representative(ROOT / "cases") == chosen  # deterministic
-
-
-def test_arrays_cross_the_pipe_bit_exact_bfloat16_included():
-    import ml_dtypes
-    import numpy as np
-
-    from conformance.history.remote import pack, unpack
-    for arr in (np.array([[1.5, -0.0, np.nan]], np.float32), np.arange(6, dtype=np.float16).reshape(2, 3),
-                np.array([1.0, 3.140625, -2.5e-3], dtype=ml_dtypes.bfloat16), np.array([4, 2], np.int32)):
-        back = unpack(pack(arr))
-        assert back.dtype == arr.dtype and back.shape == arr.shape
-        assert back.tobytes() == arr.tobytes()
-
-
 def test_bisect_asks_for_the_middle_release_of_each_gap_where_a_class_changes(history):
     every = {"double": ["0.5", "1.0", "1.2", "1.5", "1.7", "2.0", "2.5", "3.0", "4.0"]}
     expectations = Expectations.load([history["out"].parent / "expect.yaml"])
@@ -303,9 +319,6 @@ def test_a_verdict_that_varies_between_runs_of_a_release_is_unstable_not_a_regre
     assert {tuple(r["unstable"]) for r in records if r.get("unstable")} == {("pass", "rejected")}
 
 
-# ------------------------------------------------------------------------- a pair that fails in turns
-
-
 @pytest.fixture(scope="module")
 def alternating(tmp_path_factory):
     """2.0 negates a bidirectional RNN, 2.2 computes it right, 2.5 crashes on it and gets it wrong
@@ -355,80 +368,3 @@ def test_bisect_does_not_chase_a_pair_that_fails_in_turns(alternating):
     wanted = history_cli.gaps(alternating["facts"], None, every)
     assert wanted == [("double", "2.1"), ("double", "2.4")]   # 2.0 | 2.2 and 2.2 | 2.5; never 2.6 (2.7 is unstable)
     assert history_cli.gaps(alternating["facts"], None, every) == wanted
-
-
-# -------------------------------------------------------------------- environments and the range
-
-
-#: what `import onnxruntime` printed for onnxruntime 1.15.0 (built against numpy 1) under numpy 2.4.6,
-#: exit status 0 (measured on this project's machine)
-ORT_115_UNDER_NUMPY_2 = """\
-A module that was compiled using NumPy 1.x cannot be run in
-NumPy 2.4.6 as it may crash. To support both 1.x and 2.x
-versions of NumPy, modules must be compiled with NumPy 2.0.
-
-Traceback (most recent call last):  File "<string>", line 1, in <module>
-  File "/x/onnxruntime/capi/_pybind_state.py", line 33, in <module>
-    from .onnxruntime_pybind11_state import *  # noqa
-AttributeError: _ARRAY_API not found
-ImportError: numpy.core.multiarray failed to import
-
-The above exception was the direct cause of the following exception:
-
-SystemError: <built-in function __import__> returned a result with an exception set
-"""
-
-
-def test_an_import_that_prints_a_system_error_fails_the_import_check():
-    problem = import_problem(0, ORT_115_UNDER_NUMPY_2)
-    assert problem.startswith("the import printed SystemError: <built-in function __import__>")
-    assert "compiled using NumPy 1.x" in problem
-    assert import_problem(0, "UserWarning: something harmless\n") == ""
-    assert import_problem(1, "Traceback ...\nImportError: libfoo.so: cannot open") == "ImportError: libfoo.so: cannot open"
-
-
-def test_numpy_follows_what_the_release_metadata_says_else_it_is_tried():
-    pinned = "numpy==2.4.6"
-    assert [c for c, _ in numpy_choices(["numpy<2.0.0,>=1.16.6", "openvino-telemetry"], pinned)] == ["numpy<2"]
-    assert [c for c, _ in numpy_choices(["numpy>=1.21.6", "flatbuffers"], pinned)] == [pinned, "numpy<2"]
-    assert [c for c, _ in numpy_choices([], pinned)] == [pinned, "numpy<2"]
-    assert [c for c, _ in numpy_choices(['numpy<2; extra == "old"'], pinned)] == [pinned, "numpy<2"]
-    why = dict(numpy_choices(["numpy<1.27,>=1.16.6"], pinned))
-    assert why == {"numpy<2": "its Requires-Dist says numpy<1.27,>=1.16.6"}
-
-
-def test_a_release_without_a_version_attribute_gets_its_metadata_version(tmp_path):
-    """OpenVINO 2023.0 has no ``openvino.__version__``: the import check reads the package's
-    metadata instead (a stand-in package named openvino, with only a dist-info)."""
-    import sysconfig
-    import venv
-    folder = tmp_path / "env"
-    venv.EnvBuilder(with_pip=False, symlinks=True).create(folder)
-    site = next(folder.glob("lib/python3*/site-packages"))
-    (site / "openvino").mkdir()
-    (site / "openvino" / "__init__.py").write_text('"""a stand-in without __version__ (tests/test_history.py)"""\n')
-    (site / "openvino-2023.0.2.dist-info").mkdir()
-    (site / "openvino-2023.0.2.dist-info" / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: openvino\nVersion: 2023.0.2\n")
-    (site / "zz_parent.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")   # numpy from here
-    assert _import_check(folder / "bin" / "python", "openvino") == ("", "2023.0.2")
-
-
-def test_a_release_outside_the_supported_range_is_left_out_with_a_warning():
-    proc = conformance("history", "onnxruntime==1.15.0", "--out", "/nonexistent/never-written")
-    text = proc.stdout + proc.stderr
-    assert proc.returncode == 2
-    assert "onnxruntime 1.15.0: outside the range the suite supports (onnxruntime>=1.18" in text
-    assert "--allow-unsupported" in text
-
-
-def test_a_release_outside_the_supported_range_runs_when_allowed():
-    from conformance.history.versions import PYPI
-    console = Console(file=io.StringIO(), width=200)
-    chosen = [parse("onnxruntime==1.15.0,1.20.1")]
-    releases, _, unsupported = history_cli.choose_releases(console, chosen, 0, 0, PYPI, True)
-    assert releases == [("onnxruntime", "1.15.0"), ("onnxruntime", "1.20.1")]
-    assert unsupported == {("onnxruntime", "1.15.0")}
-    assert "1.15.0: outside the range the suite supports" in console.file.getvalue()
-    releases, _, unsupported = history_cli.choose_releases(console, chosen, 0, 0, PYPI, False)
-    assert releases == [("onnxruntime", "1.20.1")] and unsupported == set()

@@ -18,7 +18,7 @@ import pytest
 from conformance.case import load_file, load_paths
 from tests.calibration import budget
 from tests.conftest import DATA, ROOT, conformance
-from tests.unit.test_bad_input import BAD, GOOD, _write  # shared with the tests there
+from tests.unit.test_bad_input import BAD, GOOD, _write
 
 
 def _conformance_within(seconds: float, *args):

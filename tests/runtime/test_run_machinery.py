@@ -252,16 +252,6 @@ def test_a_broken_pipe_inside_the_suite_is_an_error_not_a_closed_stdout(tmp_path
     assert (out / "results.jsonl").exists()
 
 
-def test_a_closed_stdout_is_told_from_an_open_one(monkeypatch):
-    from conformance.cli import stdout_closed
-    read, write = os.pipe()
-    with os.fdopen(write, "w") as stream:
-        monkeypatch.setattr(sys, "stdout", stream)
-        assert not stdout_closed()
-        os.close(read)
-        assert stdout_closed()
-
-
 class _OneByOne:
     """Test double for ``serve._batch``: a runtime without ``run_many`` whose configuration changes
     with each program (it reports the program's own number), and which refuses by stage."""

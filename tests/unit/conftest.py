@@ -12,6 +12,7 @@ import multiprocessing.process
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 
 import pytest
 
@@ -30,8 +31,10 @@ def _loaded_runtimes() -> set[str]:
     return {name for name in list(sys.modules) if name.split(".")[0] in RUNTIME_PACKAGES}
 
 
-@pytest.fixture(autouse=True)
-def _no_runtime_and_no_process(monkeypatch):
+@contextmanager
+def _no_runtime_and_no_process():
+    """Refuses every way of starting a process while it is open; fails when one was tried (even where the
+    code under test caught the refusal) or when a runtime's module was newly imported."""
     attempts: list[str] = []
 
     def refuse(what):
@@ -40,14 +43,40 @@ def _no_runtime_and_no_process(monkeypatch):
             raise ProcessInUnitTier(f"tests/unit starts no process ({what}); the test belongs in tests/runtime")
         return start
 
-    monkeypatch.setattr(subprocess.Popen, "_execute_child", refuse("subprocess"))
-    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refuse("multiprocessing"))
+    patch = pytest.MonkeyPatch()
+    patch.setattr(subprocess.Popen, "_execute_child", refuse("subprocess"))
+    patch.setattr(multiprocessing.process.BaseProcess, "start", refuse("multiprocessing"))
     for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system", "execv", "execve"):
         if hasattr(os, name):
-            monkeypatch.setattr(os, name, refuse(f"os.{name}"))
+            patch.setattr(os, name, refuse(f"os.{name}"))
     before = _loaded_runtimes()
-    yield
-    monkeypatch.undo()
-    assert not attempts, f"tests/unit starts no process, but this test tried: {attempts}"
+    try:
+        yield
+    finally:
+        patch.undo()
+    if attempts:
+        raise ProcessInUnitTier(f"tests/unit starts no process, but this test (or its fixtures) tried: {attempts}")
     imported = sorted(_loaded_runtimes() - before)
-    assert not imported, f"tests/unit imports no runtime, but this test imported {imported}; it belongs in tests/runtime"
+    if imported:
+        raise ProcessInUnitTier(f"tests/unit imports no runtime, but this test (or its fixtures) imported {imported}; "
+                                "it belongs in tests/runtime")
+
+
+# each phase of a unit test, its fixtures of every scope included (a module's fixture is set up within the
+# setup of its first test): hooks of this conftest apply to the tests under tests/unit only
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    with _no_runtime_and_no_process():
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    with _no_runtime_and_no_process():
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    with _no_runtime_and_no_process():
+        return (yield)

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from conformance.case.load import load_paths
 from conformance.gate import Expectations, ExpectationsError, classify, expectation_paths
 from conformance.gate_audit import audit, cause_of, regate
-from tests.conftest import ROOT, conformance
+from tests.conftest import ROOT
 
 T = "rt-1.0/CPU@onnx-14"
 
@@ -167,16 +167,6 @@ def test_run_help_gives_the_exit_statuses_it_exits_with():
 
 # -- an empty selection is a usage error -------------------------------------------------------------
 
-def test_a_k_that_selects_nothing_is_a_usage_error_naming_the_closest_ids(tmp_path):
-    proc = conformance("run", "cases/gru", "-k", "revrse and clip", "--runtime", "onnx-reference", "--out",
-                       tmp_path / "out", "-q")
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    said = " ".join(proc.stderr.split())
-    assert "-k 'revrse and clip' selects none of the" in said and "'revrse' is in no id (did you mean 'reverse'?)" in said
-    assert re.search(r"the closest ids: gru/clip\[", said) and not (tmp_path / "out" / "results.jsonl").exists()
-    listed = conformance("list", "cases/gru", "-k", "nothing-like-this")
-    assert listed.returncode == 2 and "selects none of the" in listed.stderr
-
 
 # -- case files: did you mean, once per file:line ---------------------------------------------------
 
@@ -224,13 +214,6 @@ def test_a_missing_engine_is_named_by_its_package():
     assert text.startswith("MNN is not installed here (No module named '_tools')") and ".[engines]" in text
     assert "iree-base-compiler and iree-base-runtime are not installed" in not_installed(
         "conformance.runtimes.iree", ImportError("x"))
-
-
-def test_outputs_returned_as_python_lists_are_named_so():
-    from conformance.run.serve import _as_arrays
-    with pytest.raises(TypeError, match="output 1 is a Python list, not an array"):
-        _as_arrays([1.0, [[0.5]]])
-    assert [a.dtype.name for a in _as_arrays([1.0, (x for x in ())][:1])] == ["float64"]
 
 
 # -- the fuzzer -------------------------------------------------------------------------------------

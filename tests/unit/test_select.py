@@ -73,10 +73,3 @@ def test_a_value_matching_nothing_beside_one_that_matches_is_a_warning():
     assert ids == ["onnxruntime-1.32.0/CPU@onnx-14"] and "did you mean 'onnxruntime'?" in warnings[0]
 
 
-def test_a_misspelt_runtime_on_the_command_line_names_the_closest(tmp_path):
-    from tests.conftest import DATA, conformance
-    proc = conformance("run", DATA / "cases", "--runtime", "onnxrutime", "--no-entry-points", "--out", tmp_path, "-q",
-                       check=2)
-    assert "did you mean 'onnxruntime'?" in proc.stderr and "Runtimes:" in proc.stderr
-    proc = conformance("run", DATA / "cases", "--config", "pinned", "--out", tmp_path, "-q", check=2)
-    assert "expected KEY=VALUE" in proc.stderr

@@ -6,27 +6,11 @@ attributes (conformance/case/vocabulary.py). docs/extending.md walks through add
 
 from __future__ import annotations
 
-import pytest
-
 from conformance.case import schema
-from conformance.case.features import ABLATIONS, FEATURES, REDUCTIONS, clause_of, features
-from conformance.case.load import load_paths
+from conformance.case.features import ABLATIONS, FEATURES, REDUCTIONS, clause_of
 from conformance.case.vocabulary import ATTRIBUTE_TABLE, ATTRIBUTES, OPS
 from conformance.compare import verdicts as V
 from conformance.fuzz.reproducer import ATTRIBUTE_ORDER
-from tests.conftest import ROOT
-
-
-@pytest.fixture(scope="module")
-def corpus():
-    cases, errors = load_paths([ROOT / "cases"])
-    assert cases and not errors
-    return cases
-
-
-def _covered(token: str, row) -> bool:
-    return any(token == k or (k.endswith("=") and token.startswith(k)) for k in row.tokens)
-
 
 # ------------------------------------------------------------------------------------ verdicts
 
@@ -51,29 +35,6 @@ def test_the_readers_use_the_verdict_table():
 
 
 # ------------------------------------------------------------------------------------ features
-
-def test_every_token_a_case_can_have_has_a_row(corpus):
-    missing = {t for c in corpus for t in features(c) if not any(_covered(t, f) for f in FEATURES)}
-    assert not missing, f"feature tokens with no row in case.features.FEATURES: {sorted(missing)}"
-
-
-def test_a_present_feature_shows_in_the_case_tokens(corpus):
-    """A removal row whose presence test holds names a token the case really has (valid cases: an
-    invalid direction is not a direction)."""
-    wrong = [(f.name, c.id) for c in corpus if c.valid for f in FEATURES
-             if f.present is not None and f.present(c) and not any(_covered(t, f) for t in features(c))]
-    assert not wrong, wrong[:5]
-
-
-def test_every_removal_takes_its_feature_away(corpus):
-    for c in corpus:
-        if not c.valid:
-            continue
-        for f in ABLATIONS + REDUCTIONS:
-            if f.present(c):
-                reduced = f.remove(c)
-                assert not f.present(reduced), (f.name, c.id)
-                assert reduced.id.startswith(c.id + "~")
 
 
 def test_ablation_and_reduction_read_the_table():
@@ -135,30 +96,6 @@ def test_the_oracle_knows_the_same_attributes_as_the_table():
     from oracles.problem import OPS as ORACLE_OPS
     for op in OPS:
         assert set(ORACLE_OPS[op].attributes) == set(ATTRIBUTES[op]), op
-
-
-def test_a_family_that_does_not_know_an_attribute_calls_it_not_expressible(monkeypatch):
-    """A new attribute known only to ONNX's translator (docs/extending.md) is not-expressible in
-    every other family, with the reason; ONNX writes it onto the node."""
-    import dataclasses
-
-    from conformance.case import vocabulary
-    from conformance.specs import SPECS, NotExpressible, translate
-    from tests.conftest import ROOT as root
-    cases, _ = load_paths([root / "cases" / "lstm" / "basic.yaml"])
-    case = next(c for c in cases if c.valid)
-    row = vocabulary.Attribute("zoneout", {"type": "number"}, ops=("LSTM",), families=("onnx",))
-    monkeypatch.setitem(vocabulary.ATTRIBUTE, "zoneout", row)
-    zoned = dataclasses.replace(case, attributes={**case.attributes, "zoneout": 0.25})
-    for name, spec in SPECS.items():
-        got = translate(spec, zoned)
-        if spec.family == "onnx":
-            assert not isinstance(got, NotExpressible), name
-            assert b"zoneout" in got.model
-        else:
-            assert isinstance(got, NotExpressible) and "'zoneout'" in got.reason, name
-    assert not any(isinstance(translate(s, case), NotExpressible) and "zoneout" in translate(s, case).reason
-                   for s in SPECS.values())
 
 
 def test_the_forms_every_runtime_and_translator_declares_are_rows_of_the_form_table():

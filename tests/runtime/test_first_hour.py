@@ -1,0 +1,34 @@
+"""A new user's first hour (issue 37): the gate excuses a pair only for the defect its entry names,
+one default gate for every command, an empty selection is a usage error, case-file errors say
+"did you mean" once per file:line, errors name what they are about, the fuzzer leaves a record of a
+clean campaign, repro commands name one configuration, and nox installs once.
+
+Everything here is the suite's own machinery on small records and files; the real runtimes are in
+the slow modules (tests/test_hostile.py runs the plugin that returns Python lists).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.conftest import conformance
+
+
+def test_a_k_that_selects_nothing_is_a_usage_error_naming_the_closest_ids(tmp_path):
+    proc = conformance("run", "cases/gru", "-k", "revrse and clip", "--runtime", "onnx-reference", "--out",
+                       tmp_path / "out", "-q")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    said = " ".join(proc.stderr.split())
+    assert "-k 'revrse and clip' selects none of the" in said and "'revrse' is in no id (did you mean 'reverse'?)" in said
+    assert re.search(r"the closest ids: gru/clip\[", said) and not (tmp_path / "out" / "results.jsonl").exists()
+    listed = conformance("list", "cases/gru", "-k", "nothing-like-this")
+    assert listed.returncode == 2 and "selects none of the" in listed.stderr
+
+
+def test_outputs_returned_as_python_lists_are_named_so():
+    from conformance.run.serve import _as_arrays
+    with pytest.raises(TypeError, match="output 1 is a Python list, not an array"):
+        _as_arrays([1.0, [[0.5]]])
+    assert [a.dtype.name for a in _as_arrays([1.0, (x for x in ())][:1])] == ["float64"]
