@@ -103,9 +103,10 @@ def production(session):
     session.log(f"report: {out_of(args, 'reports/production')}/index.html")
 
 
-#: the runtimes `nox -s tests` installs: a test that needs one of them fails where it is missing instead of
-#: skipping (tests/conftest.py, `runtime`); the engines, CUDA and a real DirectML stay optional
-REQUIRED_RUNTIMES = "onnxruntime,openvino,torch"
+#: what `nox -s tests` installs that tests need (the runtimes, Playwright, Dask's distributed, the converters): a
+#: test that needs one of them fails where it is missing instead of skipping (tests/conftest.py, `runtime`); the
+#: engines, CUDA, a real DirectML and a WebNN browser stay optional
+REQUIRED_RUNTIMES = "onnxruntime,openvino,torch,playwright,distributed,onnxscript,onnxsim,onnxconverter_common"
 
 #: what the coverage figure is of: the suite's own packages (docs/development.md, "Coverage")
 COVERAGE = ("--cov=conformance", "--cov=oracles", "--cov-report=term:skip-covered")
@@ -127,9 +128,10 @@ def tests(session):
 def unit(session):
     """The unit tier (tests/unit) in an environment with no runtime installed (the project and its `test`
     extra only): no onnxruntime, OpenVINO, torch, browser, engine or Dask is importable, which is what
-    the tier promises. The fast loop while editing (docs/development.md, "The fast loop")."""
+    the tier promises. The fast loop while editing (docs/development.md, "The fast loop"), so without the
+    coverage measurement (which about doubles its time): `nox -s unit -- --cov=conformance --cov=oracles` adds it."""
     install(session, "test")
-    session.run("pytest", "-q", "-rfEs", "-p", "no:cacheprovider", *COVERAGE, "tests/unit", *session.posargs)
+    session.run("pytest", "-q", "-rfEs", "--durations=5", "-p", "no:cacheprovider", "tests/unit", *session.posargs)
 
 
 @nox.session(python=PYTHON)

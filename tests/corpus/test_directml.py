@@ -23,7 +23,7 @@ from conformance.runtimes.directml.interpreter import DirectMLInterpreter
 from conformance.specs import SPECS, NotExpressible
 from conformance.specs.directml import calc_buffer_tensor_size, validate
 from conformance.specs.directml import vocabulary as v
-from tests.conftest import ROOT
+from tests.conftest import ROOT, runtime
 from tests.known import ort_known_divergence
 from tests.unit.test_directml import (
     SPEC,
@@ -164,7 +164,7 @@ def test_interpreter_matches_onnxruntime_on_float32_corpus_cases(corpus, tmp_pat
 
 
 def test_interpreter_matches_the_directml_oracle(corpus, tmp_path):
-    oracles = pytest.importorskip("oracles")
+    import oracles
     interpreter = DirectMLInterpreter()
     spread = [c for c in corpus if c.valid and c.dtype in ("float32", "float16")]
     verdicts, bad = {}, []
@@ -207,7 +207,7 @@ def test_sequence_lengths_past_seq_length_are_refused_at_run_time(corpus, tmp_pa
 
 def test_onnxruntime_bridge_reproduces_the_interpreter_through_onnx(corpus, tmp_path):
     """The descriptor -> ONNX conversion of onnxruntime-dml, run on the CPU provider here."""
-    pytest.importorskip("onnxruntime")
+    runtime("onnxruntime")
     bridge, interpreter = OnnxRuntimeDirectML("CPUExecutionProvider"), DirectMLInterpreter()
     picked = [c for c in corpus if c.valid and c.dtype == "float32" and not {"nan", "inf"} & features(c) and any(
         key in c.id for key in ("basic", "activation_alpha_beta", "linear_before_reset", "peephole",

@@ -23,10 +23,10 @@ from conformance.history import cli as history_cli
 from conformance.history.environments import Env, _link_suite
 from conformance.run import compile_expression
 from conformance.selection import specs_by_format
-from tests.conftest import ROOT, conformance
+from tests.conftest import ROOT, conformance, runtime
 from tests.doubles.history import make_release
 
-pytest.importorskip("onnxruntime", reason="the pinned onnxruntime is the release this history runs")
+runtime("onnxruntime", reason="the pinned onnxruntime is the release this history runs")
 
 CASES = ROOT / "cases" / "rnn" / "basic.yaml"
 SELECT = "B=random and initial_h=random"

@@ -37,7 +37,6 @@ def _corpus():
     return [c for c in cases if c.valid]
 
 
-@pytest.mark.slow
 def test_the_fast_path_agrees_with_mpmath_on_every_small_corpus_case():
     """Every valid corpus case the fast path can take, in every profile: the same masks and
     rigorous bounds, and values within the fast path's own error bound of mpmath's."""

@@ -22,6 +22,7 @@ import oracles
 from conformance.case import load_paths
 from conformance.compare import for_case, judge_outputs
 from conformance.specs import SPECS, NotExpressible
+from tests.conftest import required_runtimes
 from tests.unit.test_tolerance import INTERIM
 
 SPEC = "onnx-14"
@@ -41,14 +42,16 @@ def _runtimes():
         from conformance.runtimes.onnxruntime import OnnxRuntime
         found["onnxruntime"] = OnnxRuntime()
     except ImportError:
-        pass
+        if "onnxruntime" in required_runtimes():   # tests/conftest.py: a required runtime that is missing fails
+            raise
     try:
         from conformance.runtimes.openvino import OpenVINOOnnxFrontend
         # pinned: the derived bound is for arithmetic in the case's dtype, and OpenVINO's default
-        # computes in bf16 on some CPUs (tests/test_effective.py judges that configuration)
+        # computes in bf16 on some CPUs (tests/runtime/test_effective.py judges that configuration)
         found["openvino"] = OpenVINOOnnxFrontend("CPU", "precision=pinned")
     except ImportError:
-        pass
+        if "openvino" in required_runtimes():
+            raise
     return found
 
 

@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from tests.calibration import budget
-from tests.conftest import ROOT, conformance
+from tests.conftest import ROOT, conformance, runtime
 
-distributed = pytest.importorskip("distributed")
+distributed = runtime("distributed")
 
 from conformance.run.cluster import (  # noqa: E402
     ORACLE_RESOURCE,
@@ -223,7 +223,6 @@ def local_run(tmp_path, *runtimes) -> dict:
     return records(out)
 
 
-@pytest.mark.slow
 def test_a_cluster_run_sends_each_pair_to_a_worker_with_its_target_and_survives_a_killed_worker(tmp_path,
                                                                                                 processes):
     address = scheduler(processes)
@@ -264,7 +263,6 @@ def test_a_cluster_run_sends_each_pair_to_a_worker_with_its_target_and_survives_
     assert f"ran on {socket.gethostname()} (ort)" in (tmp_path / "merged" / "index.html").read_text()
 
 
-@pytest.mark.slow
 def test_a_local_cluster_run_equals_a_local_run_and_its_fuzz_campaign_merges_its_shards(tmp_path):
     out = tmp_path / "cluster"
     conformance("run", "cases", "-k", SLICE, "--runtime", "onnxruntime", "--runtime", "onnx-reference",

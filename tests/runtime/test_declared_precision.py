@@ -23,7 +23,7 @@ from conformance.compare import judge_computed_in
 from conformance.run import read_results
 from conformance.run.engine import oracle_for
 from conformance.specs import SPECS, NotExpressible
-from tests.conftest import conformance
+from tests.conftest import conformance, runtime
 
 COMPUTE = {"bf16": "bfloat16", "f16": "float16", "tf32": "tfloat32"}
 #: the base kernel each wrong double deviates from (what "affected" is measured against)
@@ -81,44 +81,8 @@ def _failing(rows, affected_only=True):
     return [r for r in rows if r[1] == "fail" and (r[3] or not affected_only)]
 
 
-# -- the corpus, as issue 33 asks ----------------------------------------------------------------------
-
 #: the sweep runs every double through every case (about 5 CPU-minutes; more on a loaded machine)
 SWEEP_TIMEOUT = 3600
-
-
-@pytest.fixture(scope="module")
-def corpus():
-    return _sweep((*doubles.LEGITIMATE, *doubles.LEGITIMATE_F16, doubles.Tf32, doubles.PartialSumsBf16,
-                   *doubles.WRONG))
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(SWEEP_TIMEOUT)
-@pytest.mark.parametrize("cls", [*doubles.LEGITIMATE, *doubles.LEGITIMATE_F16, doubles.Tf32, doubles.PartialSumsBf16],
-                         ids=lambda c: c.__name__)
-def test_legitimate_reduced_precision_kernels_raise_no_false_alarm_on_the_corpus(corpus, cls):
-    rows = corpus[cls]
-    assert len(rows) > 600
-    assert not _failing(rows, affected_only=False), _failing(rows, affected_only=False)[:5]
-    ratios = np.array([r[2] for r in rows if r[2] is not None])
-    assert np.median(ratios) > 0.02  # a visible part of the bound is used: it is not vacuous
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(SWEEP_TIMEOUT)
-def test_a_tanh_three_percent_off_fails_most_affected_pairs_and_one_percent_some(corpus):
-    for cls, share in ((doubles.TanhOff3Bf16, 0.5), (doubles.TanhOff1Bf16, 0.02), (doubles.TanhOffHalfF16, 0.5),
-                       (doubles.TanhOff1Tf32, 0.5)):
-        affected = [r for r in corpus[cls] if r[3]]
-        assert len(_failing(affected)) > share * len(affected), (cls.__name__, len(_failing(affected)), len(affected))
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(SWEEP_TIMEOUT)
-def test_a_sigmoid_two_percent_off_and_a_state_scaled_per_step_fail(corpus):
-    assert len(_failing(corpus[doubles.SigmoidOff2Bf16])) >= 10
-    assert _failing(corpus[doubles.StateScaledBf16])
 
 
 # -- the same on a sample, for the fast loop ------------------------------------------------------------
@@ -165,7 +129,6 @@ def test_partial_sums_rounded_to_bf16_pass_undeclared_and_fail_a_float32_accumul
 # -- no runtime can loosen its own bound --------------------------------------------------------------
 
 
-@pytest.mark.slow
 def test_a_double_that_fakes_a_narrower_probe_is_still_judged_at_bf16(tmp_path):
     out = tmp_path / "out"
     proc = conformance("run", "cases", "-k", "gru/basic or rnn/basic", "--spec", "onnx-14", "--out", out, "--fresh",
@@ -189,7 +152,6 @@ def test_a_double_that_fakes_a_narrower_probe_is_still_judged_at_bf16(tmp_path):
 
 # -- OpenVINO's default configuration on this machine, whatever its CPU ----------------------------------
 
-@pytest.mark.slow
 @pytest.mark.timeout(SWEEP_TIMEOUT)
 def test_openvinos_default_is_within_its_declared_precision_wherever_it_is_right_in_f32():
     """Every float32 RNN/GRU/LSTM case of the corpus on OpenVINO's ONNX frontend: where the default
@@ -197,7 +159,7 @@ def test_openvinos_default_is_within_its_declared_precision_wherever_it_is_right
     pinned (f32) configuration gets right is within the declared bound (no false alarm), and each
     pair beyond it is one the pinned configuration fails too (a known divergence, not a
     precision-specific one). Where the default computes in f32, its pairs are judged as float32."""
-    pytest.importorskip("openvino")
+    runtime("openvino")
     from conformance.compare import for_case, judge_outputs
     from conformance.runtimes.effective import BY_NAME, narrower
     from conformance.runtimes.openvino import OpenVINOOnnxFrontend
@@ -228,7 +190,6 @@ def test_openvinos_default_is_within_its_declared_precision_wherever_it_is_right
     assert all(verdict == "pass" for (_, verdict, right) in judged if right), judged
 
 
-@pytest.mark.slow
 def test_openvinos_bf16_dot_products_are_not_a_float32_accumulation_rounded_once():
     """Why OpenVINO's adapter declares no accumulation (conformance/runtimes/openvino.py): where its
     default computes in bf16, one RNN step of 64-term dot products (Relu, R = 0, no bias) lands
@@ -236,7 +197,7 @@ def test_openvinos_bf16_dot_products_are_not_a_float32_accumulation_rounded_once
     rounding of X and W (to nearest, truncated, kept) is assumed, while its pinned (f32)
     configuration lands within it. The day it does not, the adapter may declare float32
     accumulation again."""
-    pytest.importorskip("openvino")
+    runtime("openvino")
     import ml_dtypes
     from onnx import TensorProto, helper, numpy_helper
 

@@ -21,7 +21,7 @@ from conformance.run.workers import Pool
 from conformance.runtimes import plugin_targets
 from conformance.runtimes.effective import BY_NAME, narrower, summary
 from conformance.selection import specs_by_format
-from tests.conftest import ROOT, conformance
+from tests.conftest import ROOT, conformance, runtime
 from tests.unit.test_effective import _random_lstm
 
 DOUBLES = "tests.doubles.precision"
@@ -174,7 +174,7 @@ def test_a_failure_beyond_the_declared_precision_is_ablated_by_feature(tmp_path)
 
 # -- OpenVINO on this machine, whatever its CPU ---------------------------------------------------------
 
-ov = pytest.importorskip("openvino")
+ov = runtime("openvino")
 
 
 def _openvino_bf16_capable() -> bool:

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 import pytest
 
 from conformance.run import read_results
-from tests.conftest import ROOT, conformance
+from tests.conftest import ROOT, conformance, runtime
 
 #: select every configuration of a plugin: naming session=... also runs the sliced forms on every case
 EVERY_FORM = ("--config", "session=reused", "--config", "session=fresh")
@@ -111,7 +111,7 @@ def test_onnxruntime_takes_every_form_and_names_its_provider(tmp_path):
 def test_openvino_dynamic_shapes_and_the_cause_names_the_form_and_paths(tmp_path):
     """OpenVINO's CPU plugin on the pinned release: a dynamic recurrent sequence runs as RNNSeq, which
     ignores sequence lengths (docs/forms.md); the static one runs as TensorIterator and is right."""
-    pytest.importorskip("openvino", reason="OpenVINO is not installed here")
+    runtime("openvino", reason="OpenVINO is not installed here")
     out = tmp_path / "ov"
     conformance("run", "cases/gru/sequence_lens.yaml", "-k", "direction=forward and initial_h=random",
                 "--runtime", "openvino", "--spec", "openvino-opset5", "--config", "precision=pinned",

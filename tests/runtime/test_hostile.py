@@ -24,8 +24,6 @@ from tests.calibration import budget as budget_s
 from tests.conftest import DATA, ROOT, conformance
 from tests.doubles.hostile import KINDS, MARKER_ENV
 
-pytestmark = pytest.mark.slow
-
 CASE = ["-k", "gru/small[direction=forward]", "--spec", "onnx-14"]
 
 

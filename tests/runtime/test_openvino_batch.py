@@ -21,15 +21,15 @@ from collections import Counter
 import numpy as np
 import pytest
 
-pytest.importorskip("openvino")
-
 from conformance.case import load_paths
 from conformance.runtimes.base import RanAlone, RanMerged
 from conformance.runtimes.openvino import BATCH_MARK, OpenVINO, OpenVINOOnnxFrontend, _owner
 from conformance.runtimes.openvino_ir import OpenVINOIR
 from conformance.runtimes.openvino_memory import OpenVINOMemory
 from conformance.specs import SPECS, NotExpressible
-from tests.conftest import ROOT
+from tests.conftest import ROOT, runtime
+
+runtime("openvino")
 
 ADAPTERS = {"onnx-14": OpenVINOOnnxFrontend, "openvino-opset5": OpenVINOIR,
             "openvino-memory-opset5": OpenVINOMemory}

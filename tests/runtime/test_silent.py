@@ -4,12 +4,8 @@ chose. The runtimes here are deliberate test doubles (tests/doubles/silent.py) a
 
 from __future__ import annotations
 
-import pytest
-
 from conformance.run import read_results
 from tests.conftest import conformance
-
-pytestmark = pytest.mark.slow
 
 #: rnn/sequence_lens with a zero length: Y_h of batch entry 1 is unspecified (and Y past lengths)
 SELECT = ["cases/rnn/sequence_lens.yaml", "-k", "sequence_lens=[2,0,4]", "--spec", "onnx-14"]

@@ -20,9 +20,9 @@ from conformance.runtimes import torch as torch_runtime
 from conformance.runtimes.onnxruntime import OnnxRuntime
 from conformance.specs import SPECS, NotExpressible
 from conformance.specs import torch as torch_spec
-from tests.conftest import ROOT
+from tests.conftest import ROOT, runtime
 
-torch = pytest.importorskip("torch")
+torch = runtime("torch")
 
 
 #: float32 agreement of two runtimes on the corpus' small cases (S <= 6, |inputs| <= 1, H <= 8):
@@ -117,7 +117,7 @@ def max_difference(case, got: dict, expected: dict) -> float:
 
 
 def oracle(case):
-    oracles = pytest.importorskip("oracles")
+    import oracles
     attributes = {k: v for k, v in case.attributes.items() if k != "layout"}
     return oracles.evaluate(case.op, attributes, case.tensors, profile="onnx")
 

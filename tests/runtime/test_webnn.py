@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.calibration import budget_arg
+from tests.conftest import runtime
 from tests.unit.test_webnn import ED
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,10 +35,7 @@ CLI = [sys.executable, "-m", "conformance"]
 
 def browser_or_skip():
     from conformance.runtimes.webnn_browser import NoBrowser, find
-    try:
-        import playwright  # noqa: F401
-    except ImportError as exc:
-        pytest.skip(f"Playwright for Python is not installed ({exc})")
+    runtime("playwright", "Playwright for Python is not installed")
     try:
         return find()
     except NoBrowser as exc:

@@ -14,8 +14,6 @@ import pytest
 
 from conformance.files import Busy, OutLock, write_atomic
 
-pytestmark = pytest.mark.slow
-
 
 def test_a_runtime_killed_for_its_memory_is_a_memory_limit_crash_even_when_its_timeout_is_also_past():
     """The pool reads a worker's memory before it calls a late worker a timeout: a runaway that a

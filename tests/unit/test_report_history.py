@@ -13,7 +13,7 @@ import os
 import pytest
 from rich.console import Console
 
-from conformance.gate import Entry, Expectations
+from conformance.gate import Expectations
 from conformance.history.repeats import mark, suspects, unstable
 from conformance.report.history import build, line_of, write
 from conformance.report.history_classes import relative
@@ -88,10 +88,6 @@ def expectations(tmp_path):
     return Expectations.load([path])
 
 
-def versions_supported() -> bool:
-    return hasattr(Entry, "applies_to_version") and "versions" in getattr(Entry, "__dataclass_fields__", {})
-
-
 def by_name(model: dict) -> dict:
     return {c["name"]: c for c in model["classes"]}
 
@@ -147,8 +143,6 @@ def test_releases_follow_pep440_order_not_text_order():
 
 
 def test_classes_first_last_fixed_and_regressions(expectations):
-    if not versions_supported():
-        pytest.skip("conformance.gate's Entry has no `versions` / applies_to_version yet")
     model = build(records(), expectations=expectations, clusters=CLUSTERS, environments=ENVIRONMENTS)
     classes = by_name(model)
     where_b, where_a = (str(e.where) for e in expectations.entries)
@@ -241,8 +235,6 @@ def test_case_strips_keep_only_the_changing_cases():
 
 
 def test_expectations_per_release(expectations):
-    if not versions_supported():
-        pytest.skip("conformance.gate's Entry has no `versions` / applies_to_version yet")
     model = build(records(), expectations=expectations, clusters=CLUSTERS, environments=ENVIRONMENTS)
     b, a = model["expectations"]
     assert b["reason"] == "b breaks from 2.0 on" and a["reason"] == "a is wrong before 2.0"
@@ -275,10 +267,7 @@ def test_an_entry_for_a_runtime_not_in_the_history_is_left_out(tmp_path):
 
 
 def test_write_makes_the_three_files(tmp_path, expectations):
-    if versions_supported():
-        model = build(records(), expectations=expectations, clusters=CLUSTERS, environments=ENVIRONMENTS)
-    else:
-        model = build(records(), clusters=CLUSTERS, environments=ENVIRONMENTS)
+    model = build(records(), expectations=expectations, clusters=CLUSTERS, environments=ENVIRONMENTS)
     page = write(model, tmp_path / "out")
     assert page == tmp_path / "out" / "history.html"
     data = json.loads((tmp_path / "out" / "history.json").read_text(encoding="utf-8"))

@@ -5,11 +5,8 @@ chose. The runtimes here are deliberate test doubles (tests/doubles/silent.py) a
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import oracles
-
-pytestmark = pytest.mark.slow
 
 
 def test_the_oracle_lists_the_plausible_readings_with_their_sources():
