@@ -11,7 +11,7 @@ computed once and re-judged under every policy.
    openvino-opset5, torch CPU, the DirectML descriptor interpreter), judged against the oracle
    under its spec's semantics. ``classify`` sorts each result without looking at any policy: a
    *semantic divergence* when no oracle reading comes within 1 % of the output's value scale
-   (``SEMANTIC``, tests/test_tolerance.py's rule); *narrowed* when it is below that but no more
+   (``SEMANTIC``, tests/corpus/test_tolerance.py's rule); *narrowed* when it is below that but no more
    accurate than a narrower type could give (a float64 case computed in float32); otherwise
    *correct behaviour*, and a policy that fails it raises a false alarm. Refused cases, ones the
    spec cannot express and ones whose every element the spec leaves unspecified are left out.
@@ -61,7 +61,7 @@ from conformance.specs import SPECS, NotExpressible, translate  # noqa: E402
 #: the policies compared, the default first
 POLICIES = ("derived", "interim-dtype-v1", "fixed-onnx-node-tests", "fixed-1e-5", "fixed-rel-1e-2")
 #: a result whose error is above this share of the output's value scale for every oracle reading
-#: computes another function (tests/test_tolerance.py's rule)
+#: computes another function (tests/corpus/test_tolerance.py's rule)
 SEMANTIC = 1e-2
 #: the value scale never counts as smaller than this (outputs that are all about zero)
 SCALE_FLOOR = 1e-3

@@ -71,7 +71,7 @@ def pytest_collection_modifyitems(config, items):
 
 #: what a test of the plain form's machinery asks of `conformance run` and `fuzz`: the targets in the
 #: default execution form (docs/forms.md); a test that names a --config chooses its own, and the forms
-#: have tests of their own (tests/test_forms*.py)
+#: have tests of their own (tests/*/test_forms*.py)
 PLAIN_FORM = ("--config", "forms=default")
 
 

@@ -1,4 +1,7 @@
-"""Case files: file:line errors, one bad file does not stop the others, matrix ids, tensors."""
+"""Case files: file:line errors, one bad file does not stop the others, matrix ids, tensors.
+
+This module holds the corpus tier's tests of it (the whole corpus or a run end to end); the others:
+tests/unit/test_case_loading.py."""
 
 from pathlib import Path
 

@@ -2,7 +2,10 @@
 their validation against DirectML's documented constraints, and the descriptor interpreter.
 
 Test names follow the struct fields and constraint ids (conformance/specs/directml/validate.py,
-CONSTRAINTS), so a failing id leads to the documented sentence."""
+CONSTRAINTS), so a failing id leads to the documented sentence.
+
+This module holds the corpus tier's tests of it (the whole corpus or a run end to end); the others:
+tests/runtime/test_directml.py, tests/unit/test_directml.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """`conformance history` on a small synthetic history without network access: releases of a test
 double (tests/doubles/history.py), each in an environment of its own, run through the real machinery
 (environments and their checks, the pipe protocol, version gates, worker processes, the oracle, the
-merge, repeats, the gate with version ranges, the history view and the exit status)."""
+merge, repeats, the gate with version ranges, the history view and the exit status).
+
+This module holds the corpus tier's tests of it (the whole corpus or a run end to end); the others:
+tests/unit/test_history.py."""
 
 from __future__ import annotations
 
@@ -104,7 +107,7 @@ def test_a_release_without_a_version_attribute_gets_its_metadata_version(tmp_pat
     venv.EnvBuilder(with_pip=False, symlinks=True).create(folder)
     site = next(folder.glob("lib/python3*/site-packages"))
     (site / "openvino").mkdir()
-    (site / "openvino" / "__init__.py").write_text('"""a stand-in without __version__ (tests/test_history.py)"""\n')
+    (site / "openvino" / "__init__.py").write_text('"""a stand-in without __version__ (tests/corpus/test_history.py)"""\n')
     (site / "openvino-2023.0.2.dist-info").mkdir()
     (site / "openvino-2023.0.2.dist-info" / "METADATA").write_text(
         "Metadata-Version: 2.1\nName: openvino\nVersion: 2023.0.2\n")

@@ -3,7 +3,9 @@ known-wrong GRU test double) and looked at in a real headless Chromium over the 
 
 Chromium is required, not optional: CI installs it (`apt-get install -y chromium`). Screenshots go
 to reports/screenshots/ (report.png, case.png, family.png).
-"""
+
+This module holds the corpus tier's tests of it (the whole corpus or a run end to end); the others:
+tests/unit/test_html_report.py."""
 
 from __future__ import annotations
 

@@ -8,7 +8,9 @@ tolerance (the default) and under the interim policy. A failure is either a *sem
 scale (peepholes or input_forget ignored, another ThresholdedRelu default, a layout it gets wrong)
 — or a *false alarm*: a precision-sized error the derived bound should have admitted. There must
 be none of the second kind. The classification is printed (pytest -s) for the report.
-"""
+
+This module holds the corpus tier's tests of it (the whole corpus or a run end to end); the others:
+tests/unit/test_tolerance.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Test doubles for `conformance history` (tests/test_history.py): *releases* of a runtime named
+"""Test doubles for `conformance history` (tests/corpus/test_history.py): *releases* of a runtime named
 ``double``, each a module ``history_double`` written into an environment of its own, that compute
 with ``onnx.reference`` and differ on purpose (:data:`BEHAVIOURS`):
 

@@ -4,7 +4,7 @@ does one wrong thing (or does the wrong thing instead), so that the suite must g
 clean verdict for it, finish the run, and leave every other runtime's verdicts alone.
 
 ``KINDS`` maps each kind to what the suite must make of it: the verdict, and a piece of the
-message. ``tests/test_hostile.py`` runs them all at once.
+message. ``tests/runtime/test_hostile.py`` runs them all at once.
 """
 
 from __future__ import annotations

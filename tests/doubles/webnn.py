@@ -1,4 +1,4 @@
-"""A test double: a WebNN runtime whose browser misbehaves on chosen cases (tests/test_webnn.py): the renderer is
+"""A test double: a WebNN runtime whose browser misbehaves on chosen cases (tests/runtime/test_webnn.py): the renderer is
 crashed through the DevTools protocol's ``Page.crash``, or the page spins forever.
 
 Which cases: the environment variables ``WEBNN_SABOTAGE_CRASH`` and ``WEBNN_SABOTAGE_HANG`` each

@@ -1,4 +1,7 @@
-"""Divergence clusters: the ablation names the feature a known-wrong runtime mishandles."""
+"""Divergence clusters: the ablation names the feature a known-wrong runtime mishandles.
+
+This module holds the runtime tier's tests of it (the real runtimes or worker processes); the others:
+tests/unit/test_ablation.py."""
 
 import json
 

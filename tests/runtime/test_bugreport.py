@@ -4,7 +4,9 @@ outside the suite; `--expectation` drafts the entry that covers a cluster.
 The runtimes are the deliberate test doubles of tests/doubles/bugreport.py (onnxruntime with a known
 gate-order bug everywhere, or only inside the suite's worker); the reports of the real runtimes'
 clusters are made by `conformance bugreport RESULTS --all` (docs/bugreports.md).
-"""
+
+This module holds the runtime tier's tests of it (the real runtimes or worker processes); the others:
+tests/unit/test_bugreport.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """Converters as a stage of a target (docs/converters.md): the converter targets' ids, stages and
 artefacts, the outcomes (pass, refused, invalid, wrong) and whose fault a divergence is, with the
 deliberately wrong converters of tests/doubles/converter.py and the real converters of the
-`converters` extra (their tests skip, saying so, where it is not installed)."""
+`converters` extra (their tests skip, saying so, where it is not installed).
+
+This module holds the runtime tier's tests of it (the real runtimes or worker processes); the others:
+tests/unit/test_converters.py."""
 
 from __future__ import annotations
 

@@ -5,7 +5,9 @@ bf16 or f16) comes from deliberate test doubles that declare their precision
 (tests/doubles/precision.py); OpenVINO forced to bf16 runs only where the CPU says it can, and
 says why where it cannot; OpenVINO's default configuration is checked against whatever it
 declares here.
-"""
+
+This module holds the runtime tier's tests of it (the real runtimes or worker processes); the others:
+tests/unit/test_effective.py."""
 
 from __future__ import annotations
 

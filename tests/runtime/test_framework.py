@@ -2,7 +2,10 @@
 torch's batch_first, bias and packed read as layout, B and sequence_lens), the torch translator, and
 the oracle's torch profile, stacks and projections, checked against eager torch in float64 on every
 framework-level case of the corpus (cases/torch/) and against a numpy rendering of PyTorch's
-documented formulas."""
+documented formulas.
+
+This module holds the runtime tier's tests of it (the real runtimes or worker processes); the others:
+tests/unit/test_framework.py."""
 
 from __future__ import annotations
 

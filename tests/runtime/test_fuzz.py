@@ -14,9 +14,11 @@ Budgets these tests state (measured on 2 cores, 2 worker processes):
   other cases are still judged; an expectations entry for it makes it known;
 
 Every campaign here ends by its count of cases, never by the clock: a loaded machine runs the same
-campaign as an idle one (the time budget itself is tested in tests/test_hostile.py).
+campaign as an idle one (the time budget itself is tested in tests/runtime/test_hostile.py).
 - the same seed draws the same cases.
-"""
+
+This module holds the runtime tier's tests of it (the real runtimes or worker processes); the others:
+tests/unit/test_fuzz.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """The run machinery on the real onnxruntime, with deliberate test doubles (tests/doubles/plugins.py)
-for a crashing, hanging and known-wrong runtime."""
+for a crashing, hanging and known-wrong runtime.
+
+This module holds the runtime tier's tests of it (the real runtimes or worker processes); the others:
+tests/unit/test_run_machinery.py."""
 
 import json
 import os

@@ -1,4 +1,7 @@
-"""Target selection on the command line (conformance/selection.py): a misspelt runtime names the closest."""
+"""Target selection on the command line (conformance/selection.py): a misspelt runtime names the closest.
+
+This module holds the runtime tier's tests of it (the real runtimes or worker processes); the others:
+tests/unit/test_select.py."""
 
 
 def test_a_misspelt_runtime_on_the_command_line_names_the_closest(tmp_path):

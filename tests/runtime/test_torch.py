@@ -39,7 +39,7 @@ def corpus():
     return tuple(cases)
 
 
-#: torch.nn's own axes: their cases have no ONNX twin to compare with (tests/test_framework.py checks them
+#: torch.nn's own axes: their cases have no ONNX twin to compare with (tests/runtime/test_framework.py checks them
 #: against the oracle and eager torch in float64)
 FRAMEWORK = {"num_layers", "proj_size", "dropout", "unbatched"}
 

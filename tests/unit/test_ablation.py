@@ -1,4 +1,7 @@
-"""Divergence clusters: the ablation names the feature a known-wrong runtime mishandles."""
+"""Divergence clusters: the ablation names the feature a known-wrong runtime mishandles.
+
+This module holds the unit tier's tests of it (no runtime, no process); the others:
+tests/runtime/test_ablation.py."""
 
 
 from tests.calibration import budget as budget_s

@@ -1,7 +1,10 @@
 """Bad input gets a clear error and loses nothing: every bad case file, expectations file or
 baseline costs itself (a CaseError, or a usage error for the run's own files) with file:line, the
 rest goes on, nothing hangs, nothing is allocated without bound, and no message echoes a file
-beyond what its schema knows (or a clipped, escaped value)."""
+beyond what its schema knows (or a clipped, escaped value).
+
+This module holds the unit tier's tests of it (no runtime, no process); the others:
+tests/runtime/test_bad_input.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Case files: file:line errors, one bad file does not stop the others, matrix ids, tensors."""
+"""Case files: file:line errors, one bad file does not stop the others, matrix ids, tensors.
+
+This module holds the unit tier's tests of it (no runtime, no process); the others:
+tests/corpus/test_case_loading.py."""
 
 import json
 import shutil

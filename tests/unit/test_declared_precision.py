@@ -6,7 +6,9 @@ kernels"; issue 33).
 The runtimes here are deliberate test doubles (tests/doubles/precision.py) that compute bf16, f16
 and TF32 the way oneDNN's kernels do, so every machine tests what only some machines' runtimes do.
 The corpus-wide sweeps are ``slow``; the fast loop judges a sample of the same cases.
-"""
+
+This module holds the unit tier's tests of it (no runtime, no process); the others:
+tests/corpus/test_declared_precision.py, tests/runtime/test_declared_precision.py."""
 
 from __future__ import annotations
 

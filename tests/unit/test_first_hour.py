@@ -4,8 +4,10 @@ one default gate for every command, an empty selection is a usage error, case-fi
 clean campaign, repro commands name one configuration, and nox installs once.
 
 Everything here is the suite's own machinery on small records and files; the real runtimes are in
-the slow modules (tests/test_hostile.py runs the plugin that returns Python lists).
-"""
+the slow modules (tests/runtime/test_hostile.py runs the plugin that returns Python lists).
+
+This module holds the unit tier's tests of it (no runtime, no process); the others:
+tests/runtime/test_first_hour.py."""
 
 from __future__ import annotations
 

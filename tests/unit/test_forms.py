@@ -1,7 +1,7 @@
 """The execution forms' machinery, without a runtime: the form table, the programs each form writes,
 the other inputs, the worker's plans, and the verdicts (state-leak, inconsistent) from their answers.
 
-The real runtimes in each form, and the test doubles each form must catch: tests/test_forms_runtimes.py.
+The real runtimes in each form, and the test doubles each form must catch: tests/runtime/test_forms_runtimes.py.
 """
 
 from __future__ import annotations

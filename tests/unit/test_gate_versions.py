@@ -1,6 +1,9 @@
 """Expectations entries that know runtime versions (`versions`, a PEP 440 specifier set): which
 records they cover, a file's top-level `versions`, malformed specifiers with file:line, and the
-CLI's exit status 2 for one."""
+CLI's exit status 2 for one.
+
+This module holds the unit tier's tests of it (no runtime, no process); the others:
+tests/runtime/test_gate_versions.py."""
 
 import textwrap
 

@@ -3,7 +3,9 @@ it, pass a wrong result, or change another runtime's verdicts; and a run owns wh
 
 Every runtime here is a deliberate test double (tests/doubles/hostile.py); onnxruntime and onnx.reference
 are the controls whose verdicts must not move.
-"""
+
+This module holds the unit tier's tests of it (no runtime, no process); the others:
+tests/runtime/test_hostile.py."""
 
 from __future__ import annotations
 

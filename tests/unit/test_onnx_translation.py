@@ -1,5 +1,8 @@
 """The ONNX translator: every valid corpus case passes onnx.checker at each version that can
-express it; what a version cannot express is not-expressible with the reason."""
+express it; what a version cannot express is not-expressible with the reason.
+
+This module holds the unit tier's tests of it (no runtime, no process); the others:
+tests/corpus/test_onnx_translation.py."""
 
 
 import numpy as np

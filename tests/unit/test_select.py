@@ -1,3 +1,5 @@
+"""This module holds the unit tier's tests of it (no runtime, no process); the others: tests/runtime/test_select.py."""
+
 import pytest
 
 from conformance.run import SelectError, compile_expression

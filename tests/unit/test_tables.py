@@ -2,7 +2,9 @@
 
 Tables: verdicts (conformance/compare/verdicts.py), features (conformance/case/features.py),
 attributes (conformance/case/vocabulary.py). docs/extending.md walks through adding a row.
-"""
+
+This module holds the unit tier's tests of it (no runtime, no process); the others:
+tests/corpus/test_tables.py, tests/runtime/test_tables.py."""
 
 from __future__ import annotations
 

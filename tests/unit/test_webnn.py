@@ -5,7 +5,9 @@ The real-browser tests need a browser whose WebNN works: CONFORMANCE_WEBNN_BROWS
 machine, or the project's (``python -m conformance.runtimes.webnn_browser --install``, which
 ``nox -s tests`` and ``.ci/run`` run where npm is present); they are skipped, saying so, only where
 none can be found.
-"""
+
+This module holds the unit tier's tests of it (no runtime, no process); the others:
+tests/runtime/test_webnn.py."""
 
 from __future__ import annotations
 

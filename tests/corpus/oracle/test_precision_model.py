@@ -7,7 +7,9 @@ may (in the case's dtype or accumulating in float32, in several summation orders
 gates by one formula or an algebraically equal other, activations correctly rounded or a few ulps off).
 The model's bound must cover every one of them (no false alarm) without being absurdly loose. The
 model's own unit tests (contraction, layout, cache) are in tests/unit/oracle/test_precision_model.py.
-"""
+
+This module holds the corpus tier's tests of it (the whole corpus or a run end to end); the others:
+tests/unit/oracle/test_precision_model.py."""
 
 from __future__ import annotations
 

@@ -375,7 +375,7 @@ class BenignSummationOrder(Benign):
     It replaces a control that multiplied the outputs by (1 + eps): one ulp of noise on top of a
     correct result is not what a correct kernel can do where an element is one product rounded once
     (the first step of a LeakyRelu RNN with input_size 1: good to u|y|, and the derived bound allows
-    2.6 times that). The fuzzer's campaign found it there (tests/test_fuzz.py, 600 cases at seed 11:
+    2.6 times that). The fuzzer's campaign found it there (tests/runtime/test_fuzz.py, 600 cases at seed 11:
     3.27 times the bound), and half that noise is no noise at all in float32 (1 + 2^-24 rounds to 1)."""
 
     name = "benign-summation-order"

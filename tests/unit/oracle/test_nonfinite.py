@@ -7,7 +7,9 @@ sequence_lens that are never read; the points IEEE leaves open as readings or as
 elements with reasons; the cache; both precisions; and the classes and bounds against the simulated
 correct implementations of test_precision_model.py. Expected finite values come from mpmath at 200
 bits, so the oracle's correctly rounded hi must equal them exactly.
-"""
+
+This module holds the unit tier's tests of it (no runtime, no process); the others:
+tests/corpus/oracle/test_nonfinite.py."""
 
 from __future__ import annotations
 

@@ -8,7 +8,9 @@ an algebraically equal other, activations from a library (correctly rounded, or 
 ACT_ULPS − 1 ulps at random) or the documented formulas evaluated in the dtype. The model's bound
 must cover every one of them (no false alarm), without being absurdly loose, and must be tighter
 for a contracting recurrence than for an expanding one.
-"""
+
+This module holds the unit tier's tests of it (no runtime, no process); the others:
+tests/corpus/oracle/test_precision_model.py."""
 
 from __future__ import annotations
 
