@@ -1,4 +1,4 @@
-"""Case files: file:line errors, one bad file does not stop the others, matrix ids, tensors.
+"""Case files.
 
 This module holds the corpus tier's tests of it (the whole corpus or a run end to end); the others:
 tests/unit/test_case_loading.py."""

@@ -1,11 +1,5 @@
 """The judgement of a target that computes in a narrower precision than its model's type (the record's
-``declared``): sharp enough to catch what is wrong beyond that precision, and no false alarm for
-the ways a correct reduced-precision kernel computes (docs/precision.md, "Reduced-precision
-kernels"; issue 33).
-
-The runtimes here are deliberate test doubles (tests/doubles/precision.py) that compute bf16, f16
-and TF32 the way oneDNN's kernels do, so every machine tests what only some machines' runtimes do.
-The corpus-wide sweeps are ``slow``; the fast loop judges a sample of the same cases.
+``declared``).
 
 This module holds the corpus tier's tests of it (the whole corpus or a run end to end); the others:
 tests/runtime/test_declared_precision.py, tests/unit/test_declared_precision.py."""

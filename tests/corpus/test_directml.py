@@ -1,8 +1,4 @@
-"""DirectML (DML_RNN/GRU/LSTM_OPERATOR_DESC, feature level 1.0): the translator's descriptor files,
-their validation against DirectML's documented constraints, and the descriptor interpreter.
-
-Test names follow the struct fields and constraint ids (conformance/specs/directml/validate.py,
-CONSTRAINTS), so a failing id leads to the documented sentence.
+"""DirectML (DML_RNN/GRU/LSTM_OPERATOR_DESC, feature level 1.0).
 
 This module holds the corpus tier's tests of it (the whole corpus or a run end to end); the others:
 tests/runtime/test_directml.py, tests/unit/test_directml.py."""

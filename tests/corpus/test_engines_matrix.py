@@ -1,6 +1,4 @@
-"""The cross-runtime feature matrix (conformance/report/engines_matrix.py): op × feature × runtime,
-each cell the class of its verdicts with counts, in the HTML report and summary.md, from records
-built here (in tests/corpus/test_html_report.py's style) and looked at in headless Chromium.
+"""The cross-runtime feature matrix (conformance/report/engines_matrix.py).
 
 This module holds the corpus tier's tests of it (the whole corpus or a run end to end); the others:
 tests/unit/test_engines_matrix.py."""

@@ -1,5 +1,4 @@
-"""The ONNX translator: every valid corpus case passes onnx.checker at each version that can
-express it; what a version cannot express is not-expressible with the reason.
+"""The ONNX translator.
 
 This module holds the corpus tier's tests of it (the whole corpus or a run end to end); the others:
 tests/unit/test_onnx_translation.py."""

@@ -1,8 +1,5 @@
 """Each vocabulary lives in one table; these tests fail when a table and one of its readers disagree.
 
-Tables: verdicts (conformance/compare/verdicts.py), features (conformance/case/features.py),
-attributes (conformance/case/vocabulary.py). docs/extending.md walks through adding a row.
-
 This module holds the corpus tier's tests of it (the whole corpus or a run end to end); the others:
 tests/runtime/test_tables.py, tests/unit/test_tables.py."""
 

@@ -1,7 +1,4 @@
-"""Bad input gets a clear error and loses nothing: every bad case file, expectations file or
-baseline costs itself (a CaseError, or a usage error for the run's own files) with file:line, the
-rest goes on, nothing hangs, nothing is allocated without bound, and no message echoes a file
-beyond what its schema knows (or a clipped, escaped value).
+"""Bad input gets a clear error and loses nothing.
 
 This module holds the runtime tier's tests of it (the real runtimes or worker processes); the others:
 tests/unit/test_bad_input.py."""

@@ -1,5 +1,4 @@
-"""DirectML's targets: the descriptor interpreter is offered, and onnxruntime's DirectML execution provider
-is a gap with its reason where it is absent (the descriptor tests are in tests/unit/test_directml.py).
+"""DirectML's targets.
 
 This module holds the runtime tier's tests of it (the real runtimes or worker processes); the others:
 tests/corpus/test_directml.py, tests/unit/test_directml.py."""

@@ -1,10 +1,4 @@
-"""A new user's first hour (issue 37): the gate excuses a pair only for the defect its entry names,
-one default gate for every command, an empty selection is a usage error, case-file errors say
-"did you mean" once per file:line, errors name what they are about, the fuzzer leaves a record of a
-clean campaign, repro commands name one configuration, and nox installs once.
-
-Everything here is the suite's own machinery on small records and files; the real runtimes are in
-the slow modules (tests/runtime/test_hostile.py runs the plugin that returns Python lists).
+"""A new user's first hour (issue 37).
 
 This module holds the runtime tier's tests of it (the real runtimes or worker processes); the others:
 tests/unit/test_first_hour.py."""

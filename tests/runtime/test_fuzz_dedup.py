@@ -1,7 +1,4 @@
-"""How the fuzzer counts divergences: features recorded on every result, expectations that name
-a divergence by feature (so they cover the fuzzer's cases), the feature-level reduction of a
-shrunk finding (on the real engine, with the deliberately wrong implementations of tests/doubles/wrong),
-and signatures that merge one divergence across ops, configurations and activation names.
+"""How the fuzzer counts divergences.
 
 This module holds the runtime tier's tests of it (the real runtimes or worker processes); the others:
 tests/corpus/test_fuzz_dedup.py, tests/unit/test_fuzz_dedup.py."""

@@ -1,5 +1,4 @@
-"""The CI gate on real runs: a new divergence fails, an expected one passes, a fixed one is
-reported, a regression against a baseline fails, an expectation that matches nothing warns.
+"""The CI gate on real runs.
 
 This module holds the runtime tier's tests of it (the real runtimes or worker processes); the others:
 tests/unit/test_gate.py."""

@@ -1,6 +1,4 @@
-"""Expectations entries that know runtime versions (`versions`, a PEP 440 specifier set): which
-records they cover, a file's top-level `versions`, malformed specifiers with file:line, and the
-CLI's exit status 2 for one.
+"""Expectations entries that know runtime versions (`versions`, a PEP 440 specifier set).
 
 This module holds the runtime tier's tests of it (the real runtimes or worker processes); the others:
 tests/unit/test_gate_versions.py."""

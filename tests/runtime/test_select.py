@@ -1,4 +1,4 @@
-"""Target selection on the command line (conformance/selection.py): a misspelt runtime names the closest.
+"""Target selection on the command line (conformance/selection.py).
 
 This module holds the runtime tier's tests of it (the real runtimes or worker processes); the others:
 tests/unit/test_select.py."""

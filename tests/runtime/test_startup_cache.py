@@ -1,7 +1,4 @@
-"""Start-up: the case cache and the discovery cache give what a fresh load and a fresh discovery give,
-an edited file is parsed again, a file with an error reports exactly as without the cache, a corrupt
-or planted entry is ignored; the processes a run starts import only what they use (docs/startup.md).
-No timings here: benchmarks/startup.py measures them.
+"""Start-up.
 
 This module holds the runtime tier's tests of it (the real runtimes or worker processes); the others:
 tests/unit/test_startup_cache.py."""

@@ -1,8 +1,5 @@
 """Each vocabulary lives in one table; these tests fail when a table and one of its readers disagree.
 
-Tables: verdicts (conformance/compare/verdicts.py), features (conformance/case/features.py),
-attributes (conformance/case/vocabulary.py). docs/extending.md walks through adding a row.
-
 This module holds the runtime tier's tests of it (the real runtimes or worker processes); the others:
 tests/corpus/test_tables.py, tests/unit/test_tables.py."""
 

@@ -1,10 +1,4 @@
-"""WebNN: the translator on every feature, the document's refusals, the real browser, a renderer
-crash and a hang, and the declared gap (docs/webnn.md).
-
-The real-browser tests need a browser whose WebNN works: CONFORMANCE_WEBNN_BROWSER, one on the
-machine, or the project's (``python -m conformance.runtimes.webnn_browser --install``, which
-``nox -s tests`` and ``.ci/run`` run where npm is present); they are skipped, saying so, only where
-none can be found.
+"""WebNN.
 
 This module holds the runtime tier's tests of it (the real runtimes or worker processes); the others:
 tests/unit/test_webnn.py."""

@@ -1,4 +1,4 @@
-"""Divergence clusters: the ablation names the feature a known-wrong runtime mishandles.
+"""Divergence clusters.
 
 This module holds the unit tier's tests of it (no runtime, no process); the others:
 tests/runtime/test_ablation.py."""

@@ -1,9 +1,4 @@
-"""`conformance bugreport`: a report folder is written only when its repro.py reproduces the divergence
-outside the suite; `--expectation` drafts the entry that covers a cluster.
-
-The runtimes are the deliberate test doubles of tests/doubles/bugreport.py (onnxruntime with a known
-gate-order bug everywhere, or only inside the suite's worker); the reports of the real runtimes'
-clusters are made by `conformance bugreport RESULTS --all` (docs/bugreports.md).
+"""`conformance bugreport`.
 
 This module holds the unit tier's tests of it (no runtime, no process); the others:
 tests/runtime/test_bugreport.py."""

@@ -1,7 +1,4 @@
-"""Converters as a stage of a target (docs/converters.md): the converter targets' ids, stages and
-artefacts, the outcomes (pass, refused, invalid, wrong) and whose fault a divergence is, with the
-deliberately wrong converters of tests/doubles/converter.py and the real converters of the
-`converters` extra (their tests skip, saying so, where it is not installed).
+"""Converters as a stage of a target (docs/converters.md).
 
 This module holds the unit tier's tests of it (no runtime, no process); the others:
 tests/runtime/test_converters.py."""

@@ -1,10 +1,4 @@
-"""The effective configuration: measured on every target, named in its id, judged on two counts.
-
-None of these tests assumes what this machine's CPU is. The arithmetic of both sides (float32, and
-bf16 or f16) comes from deliberate test doubles that declare their precision
-(tests/doubles/precision.py); OpenVINO forced to bf16 runs only where the CPU says it can, and
-says why where it cannot; OpenVINO's default configuration is checked against whatever it
-declares here.
+"""The effective configuration.
 
 This module holds the unit tier's tests of it (no runtime, no process); the others:
 tests/runtime/test_effective.py."""

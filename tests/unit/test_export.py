@@ -1,6 +1,4 @@
-"""`conformance export`: the exported vectors, read back by ONNX's own backend test runner on
-onnxruntime and by the WPT-style harness on the real Chromium WebNN target, pass where the suite
-passes and fail where it fails.
+"""`conformance export`.
 
 This module holds the unit tier's tests of it (no runtime, no process); the others:
 tests/runtime/test_export.py."""

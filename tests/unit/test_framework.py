@@ -1,8 +1,4 @@
-"""torch.nn's own axes (docs/framework.md): the case format (num_layers, proj_size, dropout, unbatched;
-torch's batch_first, bias and packed read as layout, B and sequence_lens), the torch translator, and
-the oracle's torch profile, stacks and projections, checked against eager torch in float64 on every
-framework-level case of the corpus (cases/torch/) and against a numpy rendering of PyTorch's
-documented formulas.
+"""torch.nn's own axes (docs/framework.md).
 
 This module holds the unit tier's tests of it (no runtime, no process); the others:
 tests/runtime/test_framework.py."""

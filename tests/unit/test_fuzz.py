@@ -1,21 +1,4 @@
-"""The differential fuzzer (conformance/fuzz): its strategies draw cases the suite accepts and
-translates, its mutations break exactly one constraint, and campaigns against the deliberately
-wrong implementations (tests/doubles/wrong) and a crashing double (tests/doubles/fuzz.py) find, minimize,
-write and de-duplicate findings that reproduce with ``conformance run``.
-
-Budgets these tests state (measured on 2 cores, 2 worker processes):
-
-- every tests/doubles/wrong implementation is detected within 600 cases (one campaign with all of them as
-  targets, no shrinking; the rarest shows in about one drawn case in 60), and no benign control is
-  flagged;
-- two bugs in one campaign are found within 200 cases, minimized to S, B, I, H <= 2 and written,
-  as exactly two files; a second campaign writes nothing new;
-- a runtime that segfaults when batch_size == 3 yields a crash finding within 60 cases while the
-  other cases are still judged; an expectations entry for it makes it known;
-
-Every campaign here ends by its count of cases, never by the clock: a loaded machine runs the same
-campaign as an idle one (the time budget itself is tested in tests/runtime/test_hostile.py).
-- the same seed draws the same cases.
+"""The differential fuzzer (conformance/fuzz).
 
 This module holds the unit tier's tests of it (no runtime, no process); the others:
 tests/runtime/test_fuzz.py."""

@@ -1,7 +1,4 @@
-"""`conformance history` on a small synthetic history without network access: releases of a test
-double (tests/doubles/history.py), each in an environment of its own, run through the real machinery
-(environments and their checks, the pipe protocol, version gates, worker processes, the oracle, the
-merge, repeats, the gate with version ranges, the history view and the exit status).
+"""`conformance history` on a small synthetic history without network access.
 
 This module holds the unit tier's tests of it (no runtime, no process); the others:
 tests/corpus/test_history.py."""

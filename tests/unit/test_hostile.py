@@ -1,8 +1,5 @@
-"""Nothing a runtime returns, and nothing a runtime does to its own process, can crash a run, hang
-it, pass a wrong result, or change another runtime's verdicts; and a run owns what it starts.
-
-Every runtime here is a deliberate test double (tests/doubles/hostile.py); onnxruntime and onnx.reference
-are the controls whose verdicts must not move.
+"""Nothing a runtime returns, and nothing a runtime does to its own process, can crash a run, hang it, pass a
+wrong result, or change another runtime's verdicts; and a run owns what it starts.
 
 This module holds the unit tier's tests of it (no runtime, no process); the others:
 tests/runtime/test_hostile.py."""

@@ -1,8 +1,5 @@
-"""The HTML report, JUnit XML and Markdown summary, built from a real run (onnxruntime and the
-known-wrong GRU test double) and looked at in a real headless Chromium over the DevTools protocol.
-
-Chromium is required, not optional: CI installs it (`apt-get install -y chromium`). Screenshots go
-to reports/screenshots/ (report.png, case.png, family.png).
+"""The HTML report, JUnit XML and Markdown summary, built from a real run (onnxruntime and the known-wrong GRU
+test double) and looked at in a real headless Chromium over the DevTools protocol.
 
 This module holds the unit tier's tests of it (no runtime, no process); the others:
 tests/corpus/test_html_report.py."""

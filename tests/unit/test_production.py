@@ -1,6 +1,4 @@
-"""The production tier (docs/production.md): kept out of the default run, the float64 fast path
-checked against mpmath, the statistical bound's arithmetic, and deliberate test doubles at 128
-hidden units, 50 steps, batch 8 run through the real engine.
+"""The production tier (docs/production.md).
 
 This module holds the unit tier's tests of it (no runtime, no process); the others:
 tests/corpus/test_production.py."""

@@ -1,5 +1,5 @@
-"""The run machinery on the real onnxruntime, with deliberate test doubles (tests/doubles/plugins.py)
-for a crashing, hanging and known-wrong runtime.
+"""The run machinery on the real onnxruntime, with deliberate test doubles (tests/doubles/plugins.py) for a
+crashing, hanging and known-wrong runtime.
 
 This module holds the unit tier's tests of it (no runtime, no process); the others:
 tests/runtime/test_run_machinery.py."""

@@ -1,6 +1,4 @@
-"""Spec-silent is not anything-goes: unspecified elements are classified (plausible, naming the
-reading; implausible; garbage), garbage fails the pair, and the report tabulates what each runtime
-chose. The runtimes here are deliberate test doubles (tests/doubles/silent.py) around onnxruntime.
+"""Spec-silent is not anything-goes.
 
 This module holds the unit tier's tests of it (no runtime, no process); the others:
 tests/runtime/test_silent.py."""

@@ -1,6 +1,4 @@
-"""±Inf and NaN inputs, swept (the corpus tier: many random problems): the classes and bounds against
-the simulated correct implementations of test_precision_model.py, and every profile, dtype and layout
-evaluating random non-finite cases. The hand-computed cases are in tests/unit/oracle/test_nonfinite.py.
+"""±Inf and NaN inputs, swept (the corpus tier.
 
 This module holds the corpus tier's tests of it (the whole corpus or a run end to end); the others:
 tests/unit/oracle/test_nonfinite.py."""

@@ -1,12 +1,4 @@
-"""The precision model's sweeps (the corpus tier: many random problems, tens of seconds): its bound
-against simulated correct implementations.
-
-Each ``Implementation`` (tests/unit/oracle/test_precision_model.py) is a deliberate test double: a
-small numpy RNN/GRU/LSTM written independently of the oracle, that computes the way a correct runtime
-may (in the case's dtype or accumulating in float32, in several summation orders, with or without FMA,
-gates by one formula or an algebraically equal other, activations correctly rounded or a few ulps off).
-The model's bound must cover every one of them (no false alarm) without being absurdly loose. The
-model's own unit tests (contraction, layout, cache) are in tests/unit/oracle/test_precision_model.py.
+"""The precision model's sweeps (the corpus tier.
 
 This module holds the corpus tier's tests of it (the whole corpus or a run end to end); the others:
 tests/unit/oracle/test_precision_model.py."""
