@@ -1,5 +1,6 @@
 """Sessions: conformance (the main job), conformance-all (with the engines), conformance-converters (the
-converter targets), tests, smoke, fuzz, history (across releases), bench, lint (ruff and mypy).
+converter targets), tests (every tier), unit (the unit tier, no runtime installed), smoke, fuzz, history (across
+releases), bench, lint (ruff and mypy).
 
 Every session installs the pinned, tested versions from constraints.txt (torch pinned so these
 machines take the local CPU build).
@@ -33,10 +34,13 @@ def install(session, extras="runtimes,test,cluster"):
         session.log(f"packages up to date ({' and '.join(INSTALLED_FROM)} unchanged since they were installed; "
                     f"CONFORMANCE_REINSTALL=1 installs again)")
     else:
-        session.install("-c", "constraints.txt", "torch==2.13.0")
+        if "runtimes" in extras.split(","):
+            session.install("-c", "constraints.txt", "torch==2.13.0")
         session.install("-c", "constraints.txt", "-e", f".[{extras}]")
         if session.virtualenv.location:
             stamp.write_text(key)
+    if "runtimes" not in extras.split(","):
+        return
     # a browser whose WebNN works, cached in ~/.cache/rnn-conformance/ (npm and node needed; without
     # them, or offline, the webnn runtime is a declared gap): docs/webnn.md. Found in under a second
     # when it is there (its probe is cached)
@@ -99,14 +103,35 @@ def production(session):
     session.log(f"report: {out_of(args, 'reports/production')}/index.html")
 
 
+#: what `nox -s tests` installs that tests need (the runtimes, Playwright, Dask's distributed, the converters): a
+#: test that needs one of them fails where it is missing instead of skipping (tests/conftest.py, `runtime`); the
+#: engines, CUDA, a real DirectML and a WebNN browser stay optional
+REQUIRED_RUNTIMES = "onnxruntime,openvino,torch,playwright,distributed,onnxscript,onnxsim,onnxconverter_common"
+
+#: what the coverage figure is of: the suite's own packages (docs/development.md, "Coverage")
+COVERAGE = ("--cov=conformance", "--cov=oracles", "--cov-report=term:skip-covered")
+
+
 @nox.session(python=PYTHON)
 def tests(session):
-    """The suite's own tests, on the real runtimes (the real converters too). The fast loop:
-    `nox -s tests -- -m "not slow"`."""
+    """The suite's own tests, every tier (tests/unit, tests/runtime, tests/corpus; docs/development.md),
+    on the real runtimes (the real converters too), with the coverage of conformance/ and oracles/.
+    The fast loop: `nox -s unit` (or `nox -s tests -- tests/unit`)."""
     install(session, "runtimes,test,cluster,converters")
     # -v: each test's name as it runs (a CI log shows progress); -rfEs: every failure, error and skip with
     # its reason in the summary; --durations: the slowest tests at the end
-    session.run("pytest", "-v", "-rfEs", "--durations=15", "-p", "no:cacheprovider", *session.posargs)
+    session.run("pytest", "-v", "-rfEs", "--durations=15", "-p", "no:cacheprovider", *COVERAGE, *session.posargs,
+                env={"CONFORMANCE_REQUIRE_RUNTIMES": REQUIRED_RUNTIMES})
+
+
+@nox.session(python=PYTHON)
+def unit(session):
+    """The unit tier (tests/unit) in an environment with no runtime installed (the project and its `test`
+    extra only): no onnxruntime, OpenVINO, torch, browser, engine or Dask is importable, which is what
+    the tier promises. The fast loop while editing (docs/development.md, "The fast loop"), so without the
+    coverage measurement (which about doubles its time): `nox -s unit -- --cov=conformance --cov=oracles` adds it."""
+    install(session, "test")
+    session.run("pytest", "-q", "-rfEs", "--durations=5", "-p", "no:cacheprovider", "tests/unit", *session.posargs)
 
 
 @nox.session(python=PYTHON)

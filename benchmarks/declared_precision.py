@@ -6,7 +6,7 @@ Every valid float32 case of cases/gru, cases/lstm and cases/rnn (onnx-14) runs o
 
 - OpenVINO's ONNX frontend, CPU, in its default configuration (bf16 on AVX512-BF16/AMX CPUs, f16 on
   ARM; where it computes float32 in float32 the row says so and is left out);
-- the legitimate test doubles of tests/precision_doubles.py (bf16 kernels as oneDNN builds them:
+- the legitimate test doubles of tests/doubles/precision.py (bf16 kernels as oneDNN builds them:
   pairwise and reversed sums, the state kept in float32, every intermediate stored in bf16; the
   same in f16; TF32) and the wrong ones (a tanh or sigmoid off by a few percent, a state scaled
   per step, a probe faked narrower);
@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 import oracles  # noqa: E402
-import tests.precision_doubles as doubles  # noqa: E402
+import tests.doubles.precision as doubles  # noqa: E402
 from conformance.case import load_paths  # noqa: E402
 from conformance.compare import for_case, judge_computed_in, judge_outputs  # noqa: E402
 from conformance.run.engine import oracle_for  # noqa: E402

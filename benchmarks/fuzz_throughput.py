@@ -2,14 +2,14 @@
 costs the fuzzer to find and minimize.
 
     python benchmarks/fuzz_throughput.py [--seconds 60] [--jobs 1 --jobs 4] [--sets onnxruntime,runtimes]
-    python benchmarks/fuzz_throughput.py --wrong [--seconds 60] [--only NAME]   # tests/wrong, one campaign each
+    python benchmarks/fuzz_throughput.py --wrong [--seconds 60] [--only NAME]   # tests/doubles/wrong, one campaign each
 
 Throughput runs generate only (no shrinking, no database, a fresh output folder, the shipped
 expectations and regressions known as ``conformance fuzz`` has them; ``--nothing-known`` drops them),
 so every second goes to drawing, translating, the oracle and the runtimes; "per core" divides by the worker count
 (one worker process per core). A case counts once however many targets it runs on.
 
-The --wrong mode runs one campaign per class of tests/wrong (its ops only, spec onnx-22, shrinking
+The --wrong mode runs one campaign per class of tests/doubles/wrong (its ops only, spec onnx-22, shrinking
 on) and reports the cases and seconds until its first failing verdict, the seconds until its
 findings were written (minimized), how many files, and the minimized case's sizes.
 """
@@ -66,12 +66,12 @@ def throughput(targets, jobs: int, seconds: float, seed: int, known: bool = True
 
 
 def find_wrong(seconds: float, jobs: int, seed: int, only=()) -> list[dict]:
-    from tests.wrong import WRONG
+    from tests.doubles.wrong import WRONG
     rows = []
     for name, cls in WRONG.items():
         if only and name not in only:
             continue
-        path = f"tests.wrong:{cls.__name__}"
+        path = f"tests.doubles.wrong:{cls.__name__}"
         targets = plugin_targets(path, {"onnx": ["onnx-22"]})
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "found"
@@ -104,7 +104,7 @@ def main() -> None:
     ap.add_argument("--nothing-known", action="store_true",
                     help="no expectations, no known regressions: every divergence is a finding and ends its run")
     ap.add_argument("--seed", type=int, default=20)
-    ap.add_argument("--wrong", action="store_true", help="time the fuzzer on each tests/wrong implementation")
+    ap.add_argument("--wrong", action="store_true", help="time the fuzzer on each tests/doubles/wrong implementation")
     ap.add_argument("--only", action="append", default=[], help="with --wrong: only this implementation (repeatable)")
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "bench" / "fuzz.json")
     args = ap.parse_args()

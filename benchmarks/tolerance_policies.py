@@ -11,16 +11,16 @@ computed once and re-judged under every policy.
    openvino-opset5, torch CPU, the DirectML descriptor interpreter), judged against the oracle
    under its spec's semantics. ``classify`` sorts each result without looking at any policy: a
    *semantic divergence* when no oracle reading comes within 1 % of the output's value scale
-   (``SEMANTIC``, tests/test_tolerance.py's rule); *narrowed* when it is below that but no more
+   (``SEMANTIC``, tests/corpus/test_tolerance.py's rule); *narrowed* when it is below that but no more
    accurate than a narrower type could give (a float64 case computed in float32); otherwise
    *correct behaviour*, and a policy that fails it raises a false alarm. Refused cases, ones the
    spec cannot express and ones whose every element the spec leaves unspecified are left out.
-2. **Misses**: every deliberately wrong implementation of tests/wrong/ runs every valid float32
+2. **Misses**: every deliberately wrong implementation of tests/doubles/wrong/ runs every valid float32
    and float16 case of its ``ops`` at onnx-14. A case is *affected* when its outputs differ from
-   the correct mode's (``tests.wrong.NumpyRNN``), the spec defines some element of them, they are
+   the correct mode's (``tests.doubles.wrong.NumpyRNN``), the spec defines some element of them, they are
    not another documented reading of the spec, and the bug is a bug for the case's dtype
    (``BUG_DTYPES``). A policy *catches* an affected case when its verdict there is failing, and
-   *misses the bug* when it catches none of its cases. The benign controls (tests.wrong.BENIGN)
+   *misses the bug* when it catches none of its cases. The benign controls (tests.doubles.wrong.BENIGN)
    run on every case of their ``ops``: a policy failing one raises a false alarm too.
 
     python benchmarks/tolerance_policies.py [--cases cases] [-k EXPR] [--jobs 2]
@@ -62,7 +62,7 @@ from conformance.specs import SPECS, NotExpressible, translate  # noqa: E402
 #: the policies compared, the default first
 POLICIES = ("derived", "interim-dtype-v1", "fixed-onnx-node-tests", "fixed-1e-5", "fixed-rel-1e-2")
 #: a result whose error is above this share of the output's value scale for every oracle reading
-#: computes another function (tests/test_tolerance.py's rule)
+#: computes another function (tests/corpus/test_tolerance.py's rule)
 SEMANTIC = 1e-2
 #: the value scale never counts as smaller than this (outputs that are all about zero)
 SCALE_FLOOR = 1e-3
@@ -171,7 +171,7 @@ def _init(case_paths, selected_ids, tmp):
     _W["tmp"] = Path(tmp)
     targets, _ = _targets()
     _W["targets"] = [(t, t.ref.build()) for t in targets]
-    from tests.wrong import BENIGN, WRONG, NumpyRNN
+    from tests.doubles.wrong import BENIGN, WRONG, NumpyRNN
     _W["correct"] = NumpyRNN()
     _W["doubles"] = [(name, "wrong", cls()) for name, cls in WRONG.items()] + \
                     [(name, "benign", cls()) for name, cls in BENIGN.items()]
@@ -336,7 +336,7 @@ def _expectations():
 
 
 def summarise(records: list) -> dict:
-    from tests.wrong import BENIGN, WRONG
+    from tests.doubles.wrong import BENIGN, WRONG
     runtime = [r for r in records if r["kind"] == "runtime"]
     doubles = [r for r in records if r["kind"] == "double"]
     ok = [r for r in runtime if r["status"] == "ok"]

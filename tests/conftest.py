@@ -1,41 +1,48 @@
-"""What the suite's tests share: the repository's paths, the CLI as a user runs it, and the `slow`
-marker on the tests that run the real runtimes, a browser or the whole corpus.
+"""What the suite's tests share: the repository's paths, the CLI as a user runs it, and :func:`runtime`,
+the one way a test gets a runtime (a missing one fails where CI says it must be present).
 
-The fast loop is ``nox -s tests -- -m "not slow"`` (docs/development.md, "Developing the suite").
+The tiers (docs/development.md, "The test tiers"): tests/unit (no runtime, no subprocess; the fast
+loop), tests/runtime (the real runtimes and the worker processes), tests/corpus (the whole corpus and
+the end-to-end runs). The test doubles are in tests/doubles/.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data"
 
-#: the modules whose tests run real runtimes over many cases, drive Chromium, or run the CLI on the
-#: corpus: every test in them is `slow` (a test elsewhere can mark itself)
-SLOW_MODULES = frozenset({
-    "test_ablation", "test_directml", "test_effective", "test_fuzz", "test_hostile", "test_html_report",
-    "test_onnx_translation", "test_openvino_ir", "test_run_machinery", "test_silent", "test_tolerance",
-    "test_torch", "test_wrong_implementations", "test_onnx_node_tests", "test_webnn", "test_production",
-    "test_engines", "test_forms_runtimes", "test_bugreport", "test_export", "test_converters",
-})
+#: names the runtimes that must be present (comma-separated: ``onnxruntime,openvino,torch``); `nox -s tests`,
+#: which installs them, sets it. A test that needs one of them then fails where it is missing, instead of
+#: skipping: a broken install is not a green run
+REQUIRE_RUNTIMES = "CONFORMANCE_REQUIRE_RUNTIMES"
 
-#: single tests elsewhere that run the real runtimes or sweep the oracle over many problems
-SLOW_TESTS = frozenset({
-    "test_no_correct_implementation_exceeds_the_bound", "test_the_bound_is_not_absurdly_loose",
-    "test_correct_implementations_get_the_classes_and_stay_within_the_bound",
-    "test_baseline_fails_only_on_regressions", "test_a_baseline_from_another_precision_is_not_compared_silently",
-    "test_new_divergence_fails_and_expected_one_passes", "test_expectations_tolerance_override_is_used_and_named",
-    "test_fixed_divergence_is_reported_and_unused_entry_warns", "test_a_run_records_features_and_gates_on_them",
-    "test_a_summarised_divergence_that_becomes_new_is_run_again_with_its_detail",
-    "test_the_corpus_gives_the_same_verdicts_batched_and_alone",
-    "test_the_oracle_agrees_with_eager_torch_in_float64_on_every_framework_case",
-})
+
+def required_runtimes() -> frozenset[str]:
+    """The runtimes :data:`REQUIRE_RUNTIMES` says must be present here (none where it is unset)."""
+    return frozenset(name.strip() for name in os.environ.get(REQUIRE_RUNTIMES, "").split(",") if name.strip())
+
+
+def runtime(name: str, reason: str | None = None) -> ModuleType:
+    """The runtime module ``name`` (``onnxruntime``, ``openvino``, ``torch``, ``distributed``, an engine's
+    module...), imported: the one way a test gets a runtime, in a test or at a module's top. Where it cannot
+    be imported the test fails when :data:`REQUIRE_RUNTIMES` names it (its top-level package), and skips
+    with ``reason`` (or the import error) otherwise."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        if name.split(".")[0] in required_runtimes():
+            pytest.fail(f"{name} is required here ({REQUIRE_RUNTIMES}={os.environ[REQUIRE_RUNTIMES]}) but cannot "
+                        f"be imported: {exc}", pytrace=False)
+        pytest.skip(reason or f"{name} is not installed here ({exc})", allow_module_level=True)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -58,15 +65,13 @@ def pytest_collection_modifyitems(config, items):
     from tests.calibration import slowdown
     guard = float(config.getini("timeout") or 0) * slowdown() if config.pluginmanager.hasplugin("timeout") else 0
     for item in items:
-        if Path(str(item.fspath)).stem in SLOW_MODULES or item.originalname in SLOW_TESTS:
-            item.add_marker(pytest.mark.slow)
         if guard and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(guard))
 
 
 #: what a test of the plain form's machinery asks of `conformance run` and `fuzz`: the targets in the
 #: default execution form (docs/forms.md); a test that names a --config chooses its own, and the forms
-#: have tests of their own (tests/test_forms*.py)
+#: have tests of their own (tests/*/test_forms*.py)
 PLAIN_FORM = ("--config", "forms=default")
 
 

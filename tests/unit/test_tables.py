@@ -1,0 +1,114 @@
+"""Each vocabulary lives in one table; these tests fail when a table and one of its readers disagree.
+
+Tables: verdicts (conformance/compare/verdicts.py), features (conformance/case/features.py),
+attributes (conformance/case/vocabulary.py). docs/extending.md walks through adding a row.
+
+This module holds the unit tier's tests of it (no runtime, no process); the others:
+tests/corpus/test_tables.py, tests/runtime/test_tables.py."""
+
+from __future__ import annotations
+
+from conformance.case import schema
+from conformance.case.features import ABLATIONS, FEATURES, REDUCTIONS, clause_of
+from conformance.case.vocabulary import ATTRIBUTE_TABLE, ATTRIBUTES, OPS
+from conformance.compare import verdicts as V
+from conformance.fuzz.reproducer import ATTRIBUTE_ORDER
+
+# ------------------------------------------------------------------------------------ verdicts
+
+def test_every_verdict_has_one_row_and_every_list_is_read_from_it():
+    names = [row.verdict for row in V.TABLE]
+    assert len(names) == len(set(names)) == len(V.Verdict)
+    assert set(V.VERDICTS) == {v.value for v in V.Verdict}
+    assert set(V.FAILING) <= set(V.VERDICTS) and "error" in V.FAILING
+    for table in (V.SEVERITY, V.SHORT, V.MEANING, V.COLOURS):
+        assert set(table) == set(V.VERDICTS), table
+    assert V.worst(["pass", "fail", "crash"]) == "crash" and V.severity(V.SEVERITY[0]) == 0
+    assert all(V.severity(v) < V.severity("pass") for v in V.FAILING)
+
+
+def test_the_readers_use_the_verdict_table():
+    from conformance import gate
+    from conformance.fuzz import examiner as fuzz_examiner
+    from conformance.report import view
+    assert fuzz_examiner.FINDING_VERDICTS == V.FAILING
+    assert not hasattr(gate, "FAILING_VERDICTS")
+    assert not hasattr(view, "SEVERITY")
+
+
+# ------------------------------------------------------------------------------------ features
+
+
+def test_ablation_and_reduction_read_the_table():
+    from conformance.fuzz import reduce
+    from conformance.run import ablation
+    assert reduce.REDUCTIONS is REDUCTIONS
+    assert ablation.ABLATIONS is ABLATIONS
+    assert [f.name for f in ABLATIONS][:3] == ["clip", "peepholes", "input_forget"]
+    assert {f.name for f in ABLATIONS} <= {f.name for f in REDUCTIONS} | {"activation_spelling"}
+    rows = [f for f in FEATURES if f.ablation is not None or f.reduction is not None]
+    assert all(f.present and f.remove and f.sentence for f in rows)
+
+
+def test_clauses_come_from_the_table():
+    assert clause_of("reverse") == clause_of("bidirectional") == "direction"
+    assert clause_of("dtype=float16") == "type float16"
+    assert clause_of("P") == "input P (peepholes)"
+    assert clause_of("subnormal") is None
+
+
+# ------------------------------------------------------------------------------------ attributes
+
+def test_the_schema_the_reproducer_and_the_ops_read_the_attribute_table():
+    names = [a.name for a in ATTRIBUTE_TABLE]
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if isinstance(node.get("properties"), dict) and "hidden_size" in node["properties"]:
+                found.append(list(node["properties"]))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+    walk(schema.SCHEMA)
+    from conformance.case.framework import ALIASES  # torch's spellings, read as the table's attributes
+    assert found and all(f == names + list(ALIASES) for f in found), found
+    assert ATTRIBUTE_ORDER == tuple(names)
+    for op in OPS:
+        assert set(ATTRIBUTES[op]) == {a.name for a in ATTRIBUTE_TABLE if op in a.ops}
+    assert "linear_before_reset" in ATTRIBUTES["GRU"] and "linear_before_reset" not in ATTRIBUTES["LSTM"]
+
+
+# ------------------------------------------------------------------------------------ specs and targets
+
+def test_every_spec_implements_the_protocol_and_names_a_known_family():
+    from conformance.report.view import SPEC_FAMILY_ORDER
+    from conformance.specs import SPECS, Spec
+    from oracles.profiles import PROFILES
+    for name, spec in SPECS.items():
+        assert isinstance(spec, Spec), name
+        assert spec.name == name and spec.family in SPEC_FAMILY_ORDER, name
+        assert spec.semantics in PROFILES, (name, spec.semantics)
+
+
+def test_the_oracle_knows_the_same_attributes_as_the_table():
+    """The oracle keeps its own op table (it imports nothing from conformance/); it must agree."""
+    from oracles.ops import OPS as ORACLE_OPS
+    for op in OPS:
+        assert set(ORACLE_OPS[op].attributes) == set(ATTRIBUTES[op]), op
+
+
+def test_the_forms_every_runtime_and_translator_declares_are_rows_of_the_form_table():
+    from conformance.runtimes import onnxruntime, openvino
+    from conformance.runtimes.forms import BY_KEY, CONFIGURATIONS
+    from conformance.specs import SPECS
+    for declared in (onnxruntime.FORMS_TAKEN, openvino.FORMS_TAKEN):
+        for key, values in declared.items():
+            assert key in BY_KEY and all(v == BY_KEY[key].other for v in values), (key, values)
+    for spec in SPECS.values():
+        for key, values in (getattr(spec, "forms", None) or {}).items():
+            assert BY_KEY[key].program and all(v == BY_KEY[key].other for v in values), (spec.name, key)
+    for forms in CONFIGURATIONS:
+        assert all(v == BY_KEY[k].other for k, v in forms.items())
