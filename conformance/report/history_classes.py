@@ -82,7 +82,8 @@ class Clusters:
                 self.by_pair.setdefault(pair, c)
             for case in cases:
                 self.by_case.setdefault((runtime, verdict, case), c)
-            for fam in [str(f) for f in c.get("stems") or c.get("families") or []] + [family_of(case) for case in cases]:
+            for fam in ([str(f) for f in c.get("stems") or c.get("families") or []]
+                        + [family_of(case) for case in cases]):
                 self.by_family.setdefault((runtime, verdict, fam), c)
 
     def find(self, record: Record) -> dict | None:
