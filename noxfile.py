@@ -73,7 +73,8 @@ def conformance(session):
 @nox.session(name="conformance-all", python=PYTHON)
 def conformance_all(session):
     """The corpus on today's runtimes and the engines (the `engines` extra: tract, MNN, IREE, Apache TVM;
-    docs/engines.md); write reports/all/ (posargs go to `conformance run`). Gated on expectations/ like `conformance`."""
+    docs/engines.md); write reports/all/ (posargs go to `conformance run`). Gated on expectations/
+    like `conformance`."""
     install(session, "runtimes,engines")
     args = session.posargs or ["cases", "--out", "reports/all"]
     session.run("conformance", "run", "--jobs", JOBS, *args)

@@ -211,7 +211,8 @@ def _tables(summary: dict) -> str:
             lines += ["", f"{label}: of its {e['before']['divergences']} known divergences (pairs its pinned "
                       f"configuration fails too), {e['before']['divergences_failing']} failed the declared bound "
                       f"before, {e['after']['divergences_failing']} after."]
-    lines += ["", "| wrong double | declared | affected pairs | caught before | caught after |", "|---|---|---|---|---|"]
+    lines += ["", "| wrong double | declared | affected pairs | caught before | caught after |",
+              "|---|---|---|---|---|"]
     for label, e in summary.items():
         if e["role"] != "wrong":
             continue

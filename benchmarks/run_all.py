@@ -258,7 +258,8 @@ def main() -> int:
         rounds.append(row)
         print(f"round {r + 1}: suite {batched['wall_s']:.1f} s (--no-batch {alone['wall_s']:.1f} s), bare calls "
               f"{row['bare_s']:.1f} s = {limit:.1f} s per core; ratio {row['ratio']:.2f}x "
-              f"(--no-batch {row['ratio_no_batch']:.2f}x); OpenVINO inside the runtime {row['openvino_in_runtime_s']:.1f} s "
+              f"(--no-batch {row['ratio_no_batch']:.2f}x); OpenVINO inside the runtime "
+              f"{row['openvino_in_runtime_s']:.1f} s "
               f"batched, {row['openvino_in_runtime_no_batch_s']:.1f} s alone, bare {row['openvino_bare_s']:.1f} s",
               flush=True)
     result = {"machine": machine(), "cases": len(cases), "targets": [t.id for t in targets], "pairs": pairs,
@@ -310,7 +311,8 @@ def table(result: dict) -> str:
                  f"{s['first_verdict_s']:.2f} s | < 1 s |")
     goals = {"onnxruntime": "≥ 20", "runtimes": "≥ 8"}
     for row in result["fuzzer"]:
-        lines.append(f"| fuzzer, {row['set']} ({row['targets']} targets), cases/s per core: in {row['seconds']:.0f} s / "
+        lines.append(f"| fuzzer, {row['set']} ({row['targets']} targets), cases/s per core: "
+                     f"in {row['seconds']:.0f} s / "
                      f"after its start-up ({row['ready_s']:.1f} s) | {row['cases_per_s_per_core']:.1f} / "
                      f"{row['searching_cases_per_s_per_core']:.1f} | {goals.get(row['set'], '')} |")
     bare = result["rounds"][-1]["bare_by_runtime_s"]

@@ -100,7 +100,8 @@ def _env(tree: Path, pyc: bool, extra: dict | None = None) -> dict:
     env.setdefault("CONFORMANCE_ORACLE_CACHE", str(ROOT / "oracles" / "cache"))
     if pyc:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / "startup-pyc" / str(tree).strip("/").replace("/", "_"))
+        env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / "startup-pyc"
+                                         / str(tree).strip("/").replace("/", "_"))
     return env
 
 
@@ -135,7 +136,8 @@ def launch(script: Path, tree: Path, args: list[str], out: Path, pyc: bool, extr
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--tree", action="append", default=[], type=Path, help="another checkout to time beside this one")
+    parser.add_argument("--tree", action="append", default=[], type=Path,
+                        help="another checkout to time beside this one")
     parser.add_argument("--phases", action="store_true", help="stamp the start-up phases (in-process harness)")
     parser.add_argument("--pyc", action="store_true", help="let the launched processes cache bytecode")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- run PATHS ... (conformance's arguments)")

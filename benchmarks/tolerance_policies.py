@@ -388,9 +388,11 @@ def summarise(records: list) -> dict:
         rows = []
         for r in (r for r in ok if r["cls"] == cls):
             verdict = r["judged"]["derived"][0]
-            entry = expectations.match(Record.from_dict({"case": r["case"], "target": r["target"], "verdict": verdict})) \
+            entry = expectations.match(Record.from_dict({"case": r["case"], "target": r["target"],
+                                                         "verdict": verdict})) \
                 if expectations and failing(verdict) else None
-            rows.append({"target": r["target"], "case": r["case"], "error_over_scale": float(f"{r['error_over_scale']:.3g}"),
+            rows.append({"target": r["target"], "case": r["case"],
+                         "error_over_scale": float(f"{r['error_over_scale']:.3g}"),
                          "verdicts": {p: r["judged"][p][0] for p in POLICIES},
                          "expectation": f"{entry.kind}: {entry.reason}" if entry else None})
         out["classes"][cls] = {

@@ -3,8 +3,9 @@
 Side by side, ``--rounds`` times in alternation: (1) the suite (``Engine`` on the webnn target of
 one device, one spec: translation, the worker, the page round trips in batches of the target's
 ``batch`` documents, the comparison with a cached oracle, results written), its wall time per pair
-on a warm worker (its browser started: the once-per-run start is reported apart); (2) the bare calls: the same written documents
-replayed in a page of the same browser executable, timing only ``build()`` and
+on a warm worker (its browser started: the once-per-run start is reported apart); (2) the bare
+calls: the same written documents replayed in a page of the same browser executable, timing only
+``build()`` and
 ``dispatch() + readTensor()`` inside the page (``performance.now()``), summed; (3) the suite with
 ``--no-batch`` (one round trip per pair). The ratio is (1)/(2);
 the goal is at most 1.5x. Also reported: the time the suite's workers spent inside the runtime

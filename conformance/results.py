@@ -169,7 +169,8 @@ class Record:
     gate = Field[str]("", "new | expected | fixed | ok | baseline | fallback; \"\" where not gated")
     expected = Field[Expected | None](None, "the expectations entry that covers the pair")
     detail = Field[str]("", "\"summary\" on a line --artifacts failing trimmed")
-    unstable = Field[list[str] | None](None, "a history's repeats' verdicts, where it passed in one and failed in another")
+    unstable = Field[list[str] | None](None, "a history's repeats' verdicts, where it passed in one and failed in "
+                                             "another")
     verdicts_seen = Field[list[str] | None](None, "a history's repeats' verdicts, where there were several")
     runs = Field[list[Any] | None](None)
 

@@ -226,8 +226,9 @@ def select_targets(spec_filter, plugins, runtimes, devices, use_entry_points: bo
 
 
 CONVERTER_HELP = ("Run converter targets instead (repeatable; a prefix of a converter's name, or all): the program "
-                  "written by torch.onnx-torchscript, torch.onnx-dynamo, openvino.convert_model, onnx.version_converter, "
-                  "onnxconverter-common.float16 or onnxsim, then run by a runtime (docs/converters.md).")
+                  "written by torch.onnx-torchscript, torch.onnx-dynamo, openvino.convert_model, "
+                  "onnx.version_converter, onnxconverter-common.float16 or onnxsim, then run by a runtime "
+                  "(docs/converters.md).")
 
 CONFIG_HELP = ("Only targets in this configuration (repeatable: any of them), e.g. precision=pinned, "
                "precision=default, or an execution form: shape=dynamic|static, weights=inputs|constants, "

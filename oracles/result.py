@@ -72,7 +72,8 @@ class Expected:
 
     ``codes`` holds each unspecified element's reason code (None where specified), and
     ``plausible`` the readings a reasonable implementation could choose there (silent.py): what
-    the comparison classifies an unspecified element by (oracles/README.md, "Plausible readings where the spec is silent").
+    the comparison classifies an unspecified element by
+    (oracles/README.md, "Plausible readings where the spec is silent").
     """
 
     hi: np.ndarray

@@ -74,7 +74,8 @@ class Bundle:
         r = self.ran.record
         return {"schema": SCHEMA, "written": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                 "kind": self.subject.kind, "cluster": (self.subject.cluster or {}).get("id"),
-                "cause": self.subject.cause, "case": self.ran.case.id, "source_cases": [c.id for c in self.subject.cases],
+                "cause": self.subject.cause, "case": self.ran.case.id,
+                "source_cases": [c.id for c in self.subject.cases],
                 "removed": self.removed, "target": r.target, "verdict": r.verdict, "message": r.message,
                 "worst": r.worst, "effective": r.effective, "declared": r.declared,
                 "tracker": getattr(self.tracker, "project", ""), "search": self.search,
@@ -94,7 +95,8 @@ def make(subject: Subject, target, pool, out_dir: Path, mode: str = "auto", time
         scratch = Path(tmp)
         removed: list[str] = []
         if subject.reduce:
-            log(f"  {subject.name}: reducing {subject.cases[0].id if len(subject.cases) == 1 else f'{len(subject.cases)} cases'} "
+            log(f"  {subject.name}: reducing "
+                f"{subject.cases[0].id if len(subject.cases) == 1 else f'{len(subject.cases)} cases'} "
                 f"on {target.id} ...")
             case, removed, _ = smallest_case(subject.cases, subject.cause_features,
                                              lambda c: run_pair(c, target, pool, scratch / "reduce", timeout).record,

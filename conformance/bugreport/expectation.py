@@ -92,7 +92,8 @@ def draft(cluster: dict, records: list[Record]) -> dict:
     if features:
         entry["features"] = features
     else:   # the plain path: the case families it showed on (an older clusters.json: "families")
-        entry["cases"] = sorted({f"{family}*" for family in cluster.get("case_families") or cluster.get("families") or []})
+        families = cluster.get("case_families") or cluster.get("families") or []
+        entry["cases"] = sorted({f"{family}*" for family in families})
     specs = sorted({t.rsplit("@", 1)[1] for t in cluster.get("targets") or [] if "@" in t})
     entry["targets"] = [f"{cluster['runtime']}-*@{s}" for s in specs] if len(specs) > 1 else \
         f"{cluster['runtime']}-*@{specs[0]}" if specs else f"{cluster['runtime']}-*"

@@ -207,7 +207,8 @@ def _expected(bundle, folder: Path, case, program, page: bool = False) -> None:
             allowed = program_layout(program, canonical, out.allowed)[0].ravel()
             (folder / "expected" / f"{canonical}.json").write_text(json.dumps({
                 "shape": list(out.expected.shape),
-                "expected": [float(x) if np.isfinite(x) else str(float(x)).replace("inf", "Infinity").replace("nan", "NaN")
+                "expected": [float(x) if np.isfinite(x)
+                             else str(float(x)).replace("inf", "Infinity").replace("nan", "NaN")
                              for x in exact],
                 "allowed": [float(a) if np.isfinite(a) else None for a in allowed]}) + "\n")
     bundle.bound_text = (f"allowed error per element: {vectors.tolerance.get('source', '')}"

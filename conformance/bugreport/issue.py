@@ -157,8 +157,8 @@ def facts(bundle) -> dict:
                  f"```\n{check.output.strip()}\n```")
     describe = (f"{runtime} ({device}, configuration `{record.config or 'default'}`) "
                 f"{verb(subject.verdict)} a valid {case.op} {case.form} model that {clause} defines "
-                f"({bundle.clause_url}).\n\nCause, as narrowed down by rnn-conformance (features removed one at a time): "
-                f"{subject.cause}.\n\nThe case: {case.describe()}.")
+                f"({bundle.clause_url}).\n\nCause, as narrowed down by rnn-conformance "
+                f"(features removed one at a time): {subject.cause}.\n\nThe case: {case.describe()}.")
     if subject.verdict == "accepted-invalid":
         describe = (f"{runtime} ({device}) runs a {case.op} model that {clause} forbids ({case.violates}) "
                     f"instead of refusing it ({bundle.clause_url}).\n\nThe case: {case.describe()}.")
@@ -201,7 +201,8 @@ def facts(bundle) -> dict:
                       "documentation, FAQ, open issues, Stack Overflow, etc., and have not found a solution.\n"
                       "- [x] There is reproducer code and related data files such as images, videos, models, etc."),
         "system": system, "notes": notes, "question": f"{clause}: {subject.cause}",
-        "area": "Operators", "component": "Compiler, Runtime, Python bindings", "summary": f"{runtime}: {subject.cause}",
+        "area": "Operators", "component": "Compiler, Runtime, Python bindings",
+        "summary": f"{runtime}: {subject.cause}",
     }
 
 

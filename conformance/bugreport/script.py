@@ -52,9 +52,11 @@ RUNNERS = {
                               "from iree.compiler.extras import onnx_importer", "from iree.compiler.ir import Context",
                               "from iree.compiler.tools import compile_str"),
                              "IREE (its ONNX importer, which reads the model with onnx; compile_str; iree.runtime)"),
-    ("tvm", "onnx"): Runner("tvm", ("apache-tvm", "apache-tvm-ffi", "onnx"), ("import onnx", "import tvm", "from tvm import relax",
-                                                          "from tvm.relax.frontend.onnx import from_onnx"),
-                            "Apache TVM (its Relax ONNX frontend, which reads the model with onnx; tvm.compile; the Relax VM)"),
+    ("tvm", "onnx"): Runner("tvm", ("apache-tvm", "apache-tvm-ffi", "onnx"),
+                            ("import onnx", "import tvm", "from tvm import relax",
+                             "from tvm.relax.frontend.onnx import from_onnx"),
+                            "Apache TVM (its Relax ONNX frontend, which reads the model with onnx; tvm.compile; "
+                            "the Relax VM)"),
     ("webnn", "webnn"): Runner("webnn_page", (), (), "the browser's WebNN (navigator.ml, MLGraphBuilder)"),
 }
 PLUGIN = Runner("plugin", (), (), "the runtime plugin's own run(model, feeds)")
@@ -118,7 +120,8 @@ def _openvino_call(program) -> tuple[str, list[int], list[str]]:
     op, attrs = recipe["op"], recipe["attrs"]
     p = {name: f'params["{feed}"]' for name, feed in
          (("X", "X"), ("H", "initial_hidden_state"), ("C", "initial_cell_state"), ("L", "sequence_lengths"))}
-    p.update({name: f'params["{name}"]' if name in program.feeds else f'constants["{name}"]' for name in ("W", "R", "B")})
+    p.update({name: f'params["{name}"]' if name in program.feeds else f'constants["{name}"]'
+              for name in ("W", "R", "B")})
     common = {k: attrs[k] for k in ("activations", "activations_alpha", "activations_beta", "clip")}
     fields = dict(p, hidden=attrs["hidden_size"], direction=repr(attrs.get("direction")),
                   lbr=repr(bool(attrs.get("linear_before_reset"))),
@@ -157,7 +160,8 @@ def graph_io(model: bytes) -> tuple[list[str], list[str]]:
 
 def bound_for(dtype: str, compute: str = "") -> str:
     """Whom the allowed error is for, in words."""
-    return f"a correct implementation computing {dtype} in {compute}" if compute else f"a correct {dtype} implementation"
+    return (f"a correct implementation computing {dtype} in {compute}" if compute
+            else f"a correct {dtype} implementation")
 
 
 def _parameters(program) -> dict:

@@ -176,7 +176,8 @@ def verify_page(folder: Path, executable: str, timeout: float = RUN_TIMEOUT) -> 
         def serve(route):
             path = copy / route.request.url.split("http://localhost/", 1)[1].split("?")[0]
             if path.is_file():
-                route.fulfill(status=200, body=path.read_bytes(), content_type=types.get(path.suffix, "application/octet-stream"))
+                route.fulfill(status=200, body=path.read_bytes(),
+                              content_type=types.get(path.suffix, "application/octet-stream"))
             else:
                 route.fulfill(status=404, body=b"")
         try:
@@ -213,7 +214,8 @@ def _judge(how: str, where: str, code: int | None, output: str, seconds: float, 
     if code is None:
         reason = f"{name} did not finish within the time given; its output: {_last(tail)}"
     elif code == 1:
-        reason = f"{name} failed (exit status 1 without the divergence's line) instead of running the program: {_last(tail)}"
+        reason = (f"{name} failed (exit status 1 without the divergence's line) instead of running the program: "
+                  f"{_last(tail)}")
     elif code == 0:
         reason = f"{name} ran and the divergence did not show outside the suite ({_last(tail)})"
     else:

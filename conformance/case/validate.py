@@ -97,7 +97,8 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
         if rule.values is not None and value not in rule.values:
             allowed = " or ".join(map(str, rule.values)) if len(rule.values) < 3 else f"one of {list(rule.values)}"
             guess = did_you_mean(value, rule.values)   # a misspelling, not a deliberately bad value
-            bad("attributes", name, f"{name} must be {allowed}, got {shorten(value)}{guess}", "" if guess else rule.hint)
+            bad("attributes", name, f"{name} must be {allowed}, got {shorten(value)}{guess}",
+                "" if guess else rule.hint)
         elif rule.positive and not value > 0:
             bad("attributes", name, f"{name} must be > 0, got {shorten(value)}", rule.hint)
     if "activations" in attrs and direction in DIRECTIONS:

@@ -166,7 +166,8 @@ def write_reports(subjects, out: Path, plugins=(), mode: str = "auto", timeout: 
             except Exception as exc:  # noqa: BLE001 - a suite error costs this report, not the others
                 import traceback
                 traceback.print_exc()
-                refused.append((subject, f"the suite failed making it (a suite bug to report): {type(exc).__name__}: {exc}"))
+                refused.append((subject, f"the suite failed making it (a suite bug to report): "
+                                         f"{type(exc).__name__}: {exc}"))
                 continue
             check = bundle.verification
             assert check is not None  # make() returns verified bundles only
@@ -202,7 +203,8 @@ def write_reports(subjects, out: Path, plugins=(), mode: str = "auto", timeout: 
               help="How repro.py is run before a report is written: a fresh virtual environment with only the pinned "
                    "requirements (venv), this interpreter with the suite's packages hidden (isolated), or the first "
                    "that can be made (auto).")
-@click.option("--runtime-plugin", "plugins", multiple=True, metavar="MOD:ATTR", help="Load a runtime plugin (repeatable).")
+@click.option("--runtime-plugin", "plugins", multiple=True, metavar="MOD:ATTR",
+              help="Load a runtime plugin (repeatable).")
 @click.option("--timeout", default=120.0, show_default=True, type=float, help="Seconds one runtime call may take.")
 @click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 64), help="Worker processes.")
 def bugreport_command(results, cluster_ids, every, case_id, target_id, finding, expectation, out_dir, mode, plugins,

@@ -90,7 +90,8 @@ def export_cases(cases, fmt: str, specs: list, out: Path, log=print) -> dict:
                    "tolerance.json); wpt-webnn: WPT WebNN conformance-test JSON with ULP budgets.")
 @click.option("-k", "expr", default="", help="Select cases by id: substrings with and/or/not, like pytest -k.")
 @click.option("--spec", "spec_filter", multiple=True,
-              help="Only these spec versions (prefix match, repeatable); default: every version of the format's family.")
+              help="Only these spec versions (prefix match, repeatable); default: every version of the format's "
+                   "family.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Output folder (default: reports/export/<format>).")
 @tier_option

@@ -51,7 +51,8 @@ class _Budget(click.ParamType):
 @click.command("fuzz")
 @click.option("--budget", default="10m", show_default=True, type=_Budget(), help="How long to search: 90s, 10m, 1h.")
 @click.option("--runtime", "runtimes", multiple=True, help="Only targets of this runtime (repeatable).")
-@click.option("--runtime-plugin", "plugins", multiple=True, metavar="MOD:ATTR", help="Load a runtime plugin (repeatable).")
+@click.option("--runtime-plugin", "plugins", multiple=True, metavar="MOD:ATTR",
+              help="Load a runtime plugin (repeatable).")
 @click.option("--spec", "spec_filter", multiple=True, help="Only these spec versions (prefix match, repeatable).")
 @click.option("--device", "devices", multiple=True,
               help="Only targets on this device (repeatable), e.g. CPU or CPU/precision=pinned.")
@@ -60,10 +61,12 @@ class _Budget(click.ParamType):
 @click.option("--converter", "converters", multiple=True, metavar="NAME",
               help="Also the converter targets of this converter (repeatable; a prefix of its name, or all): each "
                    "drawn case runs through one drawn converter besides the plain targets (docs/converters.md).")
-@click.option("--op", "ops", multiple=True, type=click.Choice(["RNN", "GRU", "LSTM"]), help="Only these operators (repeatable).")
+@click.option("--op", "ops", multiple=True, type=click.Choice(["RNN", "GRU", "LSTM"]),
+              help="Only these operators (repeatable).")
 @click.option("--dtype", "dtypes", multiple=True, type=click.Choice(["float32", "float16", "float64", "bfloat16"]),
               help="Only these dtypes (repeatable).")
-@click.option("--jobs", "-j", default=None, type=click.IntRange(1, 256), help="Worker processes (default: one per core).")
+@click.option("--jobs", "-j", default=None, type=click.IntRange(1, 256),
+              help="Worker processes (default: one per core).")
 @click.option("--cluster", default=None, metavar="ADDRESS",
               help="One campaign per worker of a Dask cluster of `conformance worker`s (tcp://HOST:8786), or of a "
                    "LocalCluster of this machine (local), each with its own seed; findings are merged here.")
@@ -95,9 +98,10 @@ class _Budget(click.ParamType):
 @click.option("--production-sizes", is_flag=True,
               help="Draw shapes up to the production tier's (500 steps, batch 64, input and hidden 1024), mostly "
                    "at SIMD/GEMM edges (docs/production.md); raise --timeout with it.")
-def fuzz_command(budget, runtimes, plugins, spec_filter, devices, configs, converters, ops, dtypes, jobs, seed, out_dir, keep,
-                 regressions, expectation_paths, no_expectations, database, no_database, max_examples, timeout, tolerance_policy, no_shrink,
-                 no_entry_points, quiet, production_sizes, cluster=None, workers=None):
+def fuzz_command(budget, runtimes, plugins, spec_filter, devices, configs, converters, ops, dtypes, jobs, seed,
+                 out_dir, keep, regressions, expectation_paths, no_expectations, database, no_database, max_examples,
+                 timeout, tolerance_policy, no_shrink, no_entry_points, quiet, production_sizes, cluster=None,
+                 workers=None):
     """Search for divergences the corpus does not cover; write each, minimized, to OUT as a case file.
 
     Every drawn case runs on every target (worker processes: a crash costs one verdict). A fail,

@@ -80,7 +80,8 @@ def representative(root: Path = Path("cases"), limits=None) -> list[Path]:
 @click.option("--allow-unsupported", is_flag=True,
               help="Also run releases outside the range the suite supports (the `runtimes` extra of "
                    "pyproject.toml); without it they are left out, with a warning.")
-@click.option("--ablation/--no-ablation", default=True, show_default=True, help="Name the causes of each release's failures.")
+@click.option("--ablation/--no-ablation", default=True, show_default=True,
+              help="Name the causes of each release's failures.")
 @click.option("--bisect", "bisect_rounds", default=0, type=click.IntRange(0, 20), metavar="ROUNDS",
               help="Then narrow each change between two releases run (a class appears or is fixed, a spec "
                    "version's op becomes accepted or refused) by running the releases between them: at most "
@@ -229,7 +230,8 @@ def run_releases(console, releases, cases, load_errors, formats, out_dir, jobs, 
             if found.broken:
                 env.error, facts["state"] = found.broken, "broken"
             elif not targets:
-                env.error = "no targets: " + (unselected or "; ".join(f"{s.runtime}: {s.reason}" for s in skipped))[:600]
+                env.error = "no targets: " + (unselected
+                                              or "; ".join(f"{s.runtime}: {s.reason}" for s in skipped))[:600]
         if env.error:
             facts["error"] = env.error
             facts["state"] = facts.get("state") if facts.get("state") not in (None, "ready") else "unavailable"

@@ -40,10 +40,12 @@ def limit_options(command):
         return callback
     command = click.option("--max-elements", type=click.IntRange(1), default=None, metavar="N", expose_value=False,
                            callback=store("max_elements"),
-                           help="Most tensor elements one case may have (default 2**27); a case over it is a case-file error.")(command)
+                           help="Most tensor elements one case may have (default 2**27); a case over it is a "
+                                "case-file error.")(command)
     return click.option("--max-macs", type=click.IntRange(1), default=None, metavar="N", expose_value=False,
                         callback=store("max_macs"),
-                        help="Most multiply-adds one case may need (default 1e12); a case over it is a case-file error.")(command)
+                        help="Most multiply-adds one case may need (default 1e12); a case over it is a "
+                             "case-file error.")(command)
 
 
 def tier_option(command):

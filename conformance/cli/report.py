@@ -29,7 +29,8 @@ from conformance.report.merge import ReportInputError, load
               help="Judge the gate anew under these known divergences, with each pair's cluster cause (as `conformance "
                    "run --expectations`). Default: the gate each run judged, which is ./expectations/ where it "
                    "existed unless the run was told otherwise (run.json's `expectations`).")
-@click.option("--no-expectations", is_flag=True, help="Judge the gate anew with no expectations: every divergence is new.")
+@click.option("--no-expectations", is_flag=True,
+              help="Judge the gate anew with no expectations: every divergence is new.")
 @click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Judge the gate anew against this earlier results.jsonl.")
 @click.option("--artifacts", type=click.Choice(("failing", "full")), default="failing", show_default=True,
@@ -96,5 +97,6 @@ def _bugreports(loaded, out: Path) -> list:
     written, refused = write_reports(subjects, out / "bugreports", plugins_of(loaded.records))
     for subject, why in refused:
         click.echo(f"error: bug report {subject.name} ({subject.target_id}): {why}", err=True)
-    click.echo(f"bug reports: {len(written)} written in {out / 'bugreports'}" + (f", {len(refused)} refused" if refused else ""))
+    click.echo(f"bug reports: {len(written)} written in {out / 'bugreports'}"
+               + (f", {len(refused)} refused" if refused else ""))
     return refused

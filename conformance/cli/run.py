@@ -31,9 +31,13 @@ from conformance.selection import CONFIG_HELP, CONVERTER_HELP
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
-@click.option("--runtime", "runtimes", multiple=True, help="Only targets of this runtime (repeatable), e.g. onnxruntime, openvino, onnx-reference, or a plugin's name.")
-@click.option("--runtime-plugin", "plugins", multiple=True, metavar="MOD:ATTR", help="Load a runtime plugin (repeatable).")
-@click.option("--spec", "spec_filter", multiple=True, help="Only these spec versions (prefix match, repeatable), e.g. onnx-14.")
+@click.option("--runtime", "runtimes", multiple=True,
+              help="Only targets of this runtime (repeatable), e.g. onnxruntime, openvino, onnx-reference, or a "
+                   "plugin's name.")
+@click.option("--runtime-plugin", "plugins", multiple=True, metavar="MOD:ATTR",
+              help="Load a runtime plugin (repeatable).")
+@click.option("--spec", "spec_filter", multiple=True,
+              help="Only these spec versions (prefix match, repeatable), e.g. onnx-14.")
 @click.option("--device", "devices", multiple=True,
               help="Only targets on this device (repeatable), e.g. CPU, or CPU/precision=pinned as target ids name it.")
 @click.option("--config", "configs", multiple=True, metavar="KEY=VALUE", help=CONFIG_HELP)
@@ -46,14 +50,17 @@ from conformance.selection import CONFIG_HELP, CONVERTER_HELP
 @click.option("--workers", default=None, type=click.IntRange(1, 1024),
               help="With --cluster local: how many workers (default 2), each with --jobs worker processes; with an "
                    "address: wait for this many workers before starting (default 1).")
-@click.option("--out", "out_dir", default=Path("reports/latest"), show_default=True, type=click.Path(path_type=Path), help="Output folder.")
-@click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds one runtime call may take before it is a timeout.")
+@click.option("--out", "out_dir", default=Path("reports/latest"), show_default=True, type=click.Path(path_type=Path),
+              help="Output folder.")
+@click.option("--timeout", default=60.0, show_default=True, type=float,
+              help="Seconds one runtime call may take before it is a timeout.")
 @click.option("--fresh", is_flag=True, help="Start over instead of resuming the results in --out.")
 @click.option("--tolerance", "tolerance_policy", default=None, metavar="POLICY",
               help="Judge with a named policy of conformance/compare/policies.yaml instead of the derived bound "
                    "(e.g. interim-dtype-v1); a case's own override still wins.")
 @click.option("--prec", default=128, show_default=True, type=click.IntRange(64, 4096), help="Oracle precision in bits.")
-@click.option("--no-entry-points", is_flag=True, help="Ignore runtimes registered in the conformance.runtimes entry-point group.")
+@click.option("--no-entry-points", is_flag=True,
+              help="Ignore runtimes registered in the conformance.runtimes entry-point group.")
 @click.option("--expectations", "expectation_paths", multiple=True, type=click.Path(exists=True, path_type=Path),
               help=GATE_HELP)
 @click.option("--no-expectations", is_flag=True, help="Gate on no expectations: every divergence is new.")
@@ -85,9 +92,9 @@ from conformance.selection import CONFIG_HELP, CONVERTER_HELP
                    "not pass in a batch is run again alone before it is recorded.")
 @tier_option
 @limit_options
-def run(paths, runtimes, plugins, spec_filter, devices, configs, converters, expr, jobs, cluster, workers, out_dir, timeout, fresh, prec, no_entry_points,
-        expectation_paths, no_expectations, baseline, ablation, ablation_budget, ablation_time, tolerance_policy, memory_limit,
-        repeat_under, quiet, tier, verbose, artifacts, batch):
+def run(paths, runtimes, plugins, spec_filter, devices, configs, converters, expr, jobs, cluster, workers, out_dir,
+        timeout, fresh, prec, no_entry_points, expectation_paths, no_expectations, baseline, ablation, ablation_budget,
+        ablation_time, tolerance_policy, memory_limit, repeat_under, quiet, tier, verbose, artifacts, batch):
     """Run cases (default: ./cases) on every runtime present and write OUT/results.jsonl, gated on
     ./expectations/ where it exists (--expectations, --no-expectations).
 

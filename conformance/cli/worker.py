@@ -14,8 +14,10 @@ from conformance.selection import CONFIG_HELP
 
 @click.command("worker")
 @click.option("--scheduler", required=True, metavar="ADDRESS", help="The Dask scheduler to join, e.g. tcp://HOST:8786.")
-@click.option("--runtime", "runtimes", multiple=True, help="Only targets of this runtime (repeatable): what this worker offers.")
-@click.option("--runtime-plugin", "plugins", multiple=True, metavar="MOD:ATTR", help="Load a runtime plugin (repeatable).")
+@click.option("--runtime", "runtimes", multiple=True,
+              help="Only targets of this runtime (repeatable): what this worker offers.")
+@click.option("--runtime-plugin", "plugins", multiple=True, metavar="MOD:ATTR",
+              help="Load a runtime plugin (repeatable).")
 @click.option("--spec", "spec_filter", multiple=True, help="Only these spec versions (prefix match, repeatable).")
 @click.option("--device", "devices", multiple=True, help="Only targets on this device (repeatable).")
 @click.option("--config", "configs", multiple=True, metavar="KEY=VALUE", help=CONFIG_HELP)
@@ -24,7 +26,8 @@ from conformance.selection import CONFIG_HELP
               help="Jobs this worker runs at once, each in its own worker process (default: one per core).")
 @click.option("--memory-limit", default=None, metavar="SIZE",
               help="Memory one worker process may hold, e.g. 4GiB; 0 for none (default: half the machine's, shared).")
-@click.option("--name", default=None, help="This worker's name in the cluster and in the records (default: its address).")
+@click.option("--name", default=None,
+              help="This worker's name in the cluster and in the records (default: its address).")
 @click.option("--host", "listen_host", default=None, metavar="HOST",
               help="The address to listen on (default: the interface that reaches the scheduler).")
 def worker_command(scheduler, runtimes, plugins, spec_filter, devices, configs, no_entry_points, jobs,

@@ -87,7 +87,8 @@ def classify(case, program_spec: str, got: dict, reading, repeat: dict | None = 
             entry["garbage"] += int(garbage.sum())
             entry["implausible"] += int(implausible.sum())
             for kind, where in (("garbage", garbage), ("implausible", implausible)):
-                if where.any() and (entry["first"] is None or (kind == "garbage" and entry["first"]["kind"] != "garbage")):
+                if where.any() and (entry["first"] is None
+                                    or (kind == "garbage" and entry["first"]["kind"] != "garbage")):
                     index = tuple(np.argwhere(where)[0])
                     entry["first"] = {"kind": kind, "output": name, "index": [int(i) for i in index],
                                       "value": float(values[index]), "changed": bool(changed[index]),

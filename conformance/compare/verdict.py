@@ -50,7 +50,8 @@ def judge_outputs(case, program, outputs: list, oracle, tolerance: Tolerance, re
     tolerance = tolerance.resolve(oracle, case)
     names = [canonical for _, canonical in program.outputs]
     if len(outputs) != len(names):
-        return Judgement("fail", f"returned {len(outputs)} outputs, but should return {len(names)} ({', '.join(names)})",
+        return Judgement("fail", f"returned {len(outputs)} outputs, but should return {len(names)} "
+                                 f"({', '.join(names)})",
                          tolerance=tolerance.to_json())
     wrong = _wrong_type(case, names, outputs)
     if wrong:

@@ -19,7 +19,8 @@ from conformance.converters import matching
 #: the configuration each runtime runs converted programs in: onnxruntime's plain one, OpenVINO with
 #: the precision pinned to the model's type (float32 results on every CPU)
 RUNTIME_CONFIG = {"onnxruntime": "default", "openvino": "precision=pinned"}
-EXTRA = "the converters extra: pip install -c constraints.txt -e '.[runtimes,converters]', or nox -s conformance-converters"
+EXTRA = ("the converters extra: pip install -c constraints.txt -e '.[runtimes,converters]', "
+         "or nox -s conformance-converters")
 
 
 #: the corpus folder a torch exporter always runs in full (its slice elsewhere: ``sliced``)

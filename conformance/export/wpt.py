@@ -76,7 +76,8 @@ def wpt_test(document: dict, vectors, program, dtype: str) -> dict:
     from conformance.export.vectors import program_layout
     inputs = {}
     for name, operand in document["operands"].items():
-        entry: dict = {"data": _values(operand), "descriptor": {"shape": operand["shape"], "dataType": operand["dataType"]}}
+        entry: dict = {"data": _values(operand),
+                       "descriptor": {"shape": operand["shape"], "dataType": operand["dataType"]}}
         if operand["kind"] == "constant":
             entry["constant"] = True
         inputs[name] = entry

@@ -349,7 +349,8 @@ class Campaign:
                   "The draws that made it (hypothesis labels; values of absent inputs are drawn but unused):"]
         header += _wrap([f"{k}={v!r}" for k, v in case.params.items()])
         if finding.removed:
-            header.append(f"then reduced, keeping the failure, by: {', '.join(finding.removed)} (conformance.fuzz.reduce)")
+            header.append(f"then reduced, keeping the failure, by: {', '.join(finding.removed)} "
+                          "(conformance.fuzz.reduce)")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(render(doc, header), encoding="utf-8")
         self.index.add(Known.of(sig, case, path))

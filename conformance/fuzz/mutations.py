@@ -90,7 +90,8 @@ def mutate(rec, base: Case) -> Case:
         b = rec(st.integers(0, B - 1), "mutation.batch")
         lens[b] = rec(st.sampled_from([S + 1, -1]), "mutation.length")
         tensors["sequence_lens"] = lens
-        violates = f"sequence_lens must satisfy 0 <= sequence_lens[b] <= seq_length = {S}; sequence_lens[{b}] = {lens[b]}"
+        violates = (f"sequence_lens must satisfy 0 <= sequence_lens[b] <= seq_length = {S}; "
+                    f"sequence_lens[{b}] = {lens[b]}")
     else:
         name = rec(st.sampled_from(("X", "W", "R")), "mutation.input")
         del tensors[name]

@@ -4,12 +4,12 @@ docs/gate.md.
 
 | module | owns |
 |---|---|
-| ``schema`` | the JSON Schema of an expectations file, its one definition (the loader's validator and its key hints are built from it) |
+| ``schema`` | an expectations file's JSON Schema, its one definition (the loader's validator and key hints use it) |
 | ``globs`` | the `*`/`?` globs over ids, in linear time |
 | ``entry`` | one entry: what it covers, whether it names a cluster's cause |
 | ``expectations`` | loading the files (file:line errors), matching a pair to its entry, tolerance overrides |
 | ``baseline`` | an earlier run's results.jsonl, read strictly |
-| ``apply`` | a record's gate fields (``classify``, ``gated``); judging again with each pair's cluster cause (``regate``) |
+| ``apply`` | a record's gate fields (``classify``, ``gated``); re-judged with each pair's cluster cause (``regate``) |
 | ``audit`` | the entries that excuse another defect, cover passing pairs, or nothing |
 """
 

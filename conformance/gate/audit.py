@@ -20,7 +20,8 @@ again is :func:`conformance.gate.apply.regate`). What is left is audited:
 - **idle**: an entry that covers no pair of this selection (a ``-k`` or path slice of the corpus,
   another runtime, another version): nothing to say, and not a warning; counted only.
 
-docs/gate.md ("An entry excuses a pair only for the defect it names") states the rules; tests/unit/test_first_hour.py tests them.
+docs/gate.md ("An entry excuses a pair only for the defect it names") states the rules;
+tests/unit/test_first_hour.py tests them.
 """
 
 from __future__ import annotations

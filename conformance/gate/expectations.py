@@ -83,7 +83,8 @@ class Expectations:
         for entry in self._for_target(str(record.target)):
             if entry.by_class and not failing:
                 continue  # a feature or configuration class has members that pass; they are not "fixed"
-            if entry.covers(record, any_version) and (not entry.verdicts or record.verdict in entry.verdicts or not failing):
+            if entry.covers(record, any_version) and (not entry.verdicts or record.verdict in entry.verdicts
+                                                      or not failing):
                 if not cause:
                     return entry
                 named = entry.names_cause(cause)
@@ -162,7 +163,8 @@ def _load_file(path: Path, limits: Limits = DEFAULT_LIMITS, policies: list | Non
     problems = sorted(_EXPECTATIONS_VALIDATOR.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
     if problems:
         where, key, message, hint = describe_error(problems[0], doc, top, _EXPECTATIONS_KEYS)
-        raise ExpectationsError(f"{where}: {key + ': ' if key else ''}{message}" + (f"; Consider {hint}" if hint else ""))
+        raise ExpectationsError(f"{where}: {key + ': ' if key else ''}{message}"
+                                + (f"; Consider {hint}" if hint else ""))
     file_targets = doc.get("targets", "*")
     file_versions = _versions(doc.get("versions"), where_of(doc, "versions", top)) if "versions" in doc else None
     if doc.get("unspecified") and policies is not None:
@@ -218,8 +220,9 @@ def _versions(value, where) -> tuple[str, SpecifierSet]:
     try:
         return text, SpecifierSet(text)
     except InvalidSpecifier as exc:
-        raise ExpectationsError(f"{where}: versions {shorten(value)} is not a PEP 440 specifier set of runtime versions "
-                                f"such as \">=1.20,<1.29\" or \"==1.32.0\" ({shorten_text(str(exc))})") from None
+        raise ExpectationsError(f"{where}: versions {shorten(value)} is not a PEP 440 specifier set of runtime "
+                                f"versions such as \">=1.20,<1.29\" or \"==1.32.0\" "
+                                f"({shorten_text(str(exc))})") from None
 
 
 def _config_items(value, where) -> dict:

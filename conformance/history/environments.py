@@ -2,8 +2,9 @@
 
 An environment is a virtual environment under the cache folder (``~/.cache/rnn-conformance/history``,
 or ``$RNN_CONFORMANCE_CACHE/history``) named ``PACKAGE-VERSION``, holding that release and a numpy it
-imports with (and the ml_dtypes that goes with it, for bfloat16), and a link to the suite's ``conformance`` package (only its runtime adapters are
-imported there). It is made once: ``ready.json`` records what was installed and the import check;
+imports with (and the ml_dtypes that goes with it, for bfloat16), and a link to the suite's
+``conformance`` package (only its runtime adapters are imported there). It is made once:
+``ready.json`` records what was installed and the import check;
 a release that cannot be installed or imported keeps its reason there too and is not tried again
 unless ``--retry`` asks.
 

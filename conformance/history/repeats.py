@@ -72,7 +72,8 @@ def suspects(model: dict | None) -> dict[tuple[str, str], set[str]]:
             if any(r.get("fixed") is not None for r in line.get("regressions", [])):
                 ends = list(order)
             else:
-                ran = [(r, st) for r, st in zip(order, line["states"]) if st in ("shows", "otherwise", "fixed", "clean")]
+                ran = [(r, st) for r, st in zip(order, line["states"])
+                       if st in ("shows", "otherwise", "fixed", "clean")]
                 ends = [r for (r, st), (_, then) in zip(ran, ran[1:]) if st == "clean" and then == "shows"][:1]
                 ends += [line["fixed"]] if line.get("fixed") else []
             for release in ends:

@@ -1,5 +1,6 @@
 """Which releases a history covers: ``onnxruntime==1.18.0..1.32.0`` (every release in that range
-that installs here), ``openvino==2024.0.0,2025.2.0`` (these), ``onnxruntime==1.20.1`` (one), ``openvino==2024.0.0..2026.4.1:6`` (six of that range).
+that installs here), ``openvino==2024.0.0,2025.2.0`` (these), ``onnxruntime==1.20.1`` (one),
+``openvino==2024.0.0..2026.4.1:6`` (six of that range).
 
 The releases come from the package index's JSON API (``https://pypi.org/pypi/NAME/json``; another
 index with ``--index-url``): final releases only, with a wheel this interpreter and platform can

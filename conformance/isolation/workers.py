@@ -5,11 +5,11 @@ verdict, and no runtime can touch another runtime's verdicts.
 (a :class:`~conformance.runtimes.base.RuntimeRef`), or the oracle. A runtime's code therefore never
 shares an interpreter with another runtime's code, nor with the oracle; and the comparison runs in
 the main process, which imports no runtime at all (discovery runs in throwaway processes too:
-:func:`conformance.isolation.processes.isolated`). A runtime that patches numpy, changes the working directory or sets environment
-variables can only corrupt its own verdicts. ``jobs`` bounds how many workers *run* at once; idle
-workers of other bindings stay warm while they hold less than a quarter of the machine's memory
-together (and number at most ``KEEP_ALIVE``), the least recently used retired first, so a run over
-many runtimes pays each runtime's import once, not at every switch.
+:func:`conformance.isolation.processes.isolated`). A runtime that patches numpy, changes the working
+directory or sets environment variables can only corrupt its own verdicts. ``jobs`` bounds how many
+workers *run* at once; idle workers of other bindings stay warm while they hold less than a quarter
+of the machine's memory together (and number at most ``KEEP_ALIVE``), the least recently used
+retired first, so a run over many runtimes pays each runtime's import once, not at every switch.
 
 **Sent ahead.** When every worker slot is busy, each busy worker is also sent its next job of the
 same binding (a message small enough for the pipe's buffer, once the worker has read its current

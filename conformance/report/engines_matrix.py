@@ -68,7 +68,8 @@ class Column:
     @property
     def label(self) -> str:
         through = f"{self.converter} → " if self.converter else ""
-        return through + f"{self.runtime} {self.version}".strip() + ("" if self.config == "default" else f" {self.config}")
+        return (through + f"{self.runtime} {self.version}".strip()
+                + ("" if self.config == "default" else f" {self.config}"))
 
 
 def column_key(record: Record) -> tuple:

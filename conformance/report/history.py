@@ -219,8 +219,8 @@ def build(records: Iterable[Record], expectations: Expectations | None = None, c
                                              if by_release.get(r) and by_release[r] & new[line][r]},
                           "unstable": [r for r, st in zip(order[runtime], followed["states"]) if st == "unstable"],
                           "pairs_by_release": {r: len(by_release[r]) for r in order[runtime] if by_release.get(r)}})
-        cls.update(runtimes=sorted(cls["runtimes"]), cases=len(cls["cases"]), case_ids=sorted(cls["cases"]), lines=lines,
-                   verdicts=_ordered_counts(cls["verdicts"]), verdict=worst(list(cls["verdicts"])),
+        cls.update(runtimes=sorted(cls["runtimes"]), cases=len(cls["cases"]), case_ids=sorted(cls["cases"]),
+                   lines=lines, verdicts=_ordered_counts(cls["verdicts"]), verdict=worst(list(cls["verdicts"])),
                    regressions=sum(len(ln["regressions"]) for ln in lines),
                    open=any(ln["fixed"] is None for ln in lines))
         class_list.append(cls)

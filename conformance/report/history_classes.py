@@ -83,7 +83,8 @@ class Clusters:
                 self.by_pair.setdefault(pair, c)
             for case in cases:
                 self.by_case.setdefault((runtime, verdict, case), c)
-            for fam in [str(f) for f in c.get("case_families") or c.get("families") or []] + [case_family(case) for case in cases]:
+            for fam in ([str(f) for f in c.get("case_families") or c.get("families") or []]
+                        + [case_family(case) for case in cases]):
                 self.by_family.setdefault((runtime, verdict, fam), c)
 
     def find(self, record: Record) -> dict | None:

@@ -34,8 +34,8 @@ def _support(model: dict) -> list[str]:
         for row in rows:
             others = "; ".join(f"{rel}: {why}" for rel, why in row["why"].items())
             out.append(f"| {text(runtime)} | {code(row['spec'])} | {text(row['op'])} | "
-                       f"{', '.join(code(ln) for ln in row['lines'])} | {_cell(row['first'])} | {_cell(row['since'])} | "
-                       f"{_cell(others)} |")
+                       f"{', '.join(code(ln) for ln in row['lines'])} | {_cell(row['first'])} | "
+                       f"{_cell(row['since'])} | {_cell(others)} |")
     return out + [""]
 
 
@@ -87,7 +87,8 @@ def markdown(model: dict, limit: int = 200) -> str:
         for e in model["expectations"]:
             facts = [f"{text(rt)} {text(r['release'])}: {r['pairs'] if r['status'] == 'covers' else r['status']}"
                      for rt, rows in e["releases"].items() for r in rows]
-            out.append(f"- {code(e['where'])} {text(e['reason'])}: " + ("; ".join(facts) or "no release of its targets"))
+            out.append(f"- {code(e['where'])} {text(e['reason'])}: "
+                       + ("; ".join(facts) or "no release of its targets"))
         out.append("")
     strips = model["cases"]["strips"]
     out += ["## Cases whose verdict changes", "",

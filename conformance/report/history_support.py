@@ -48,7 +48,8 @@ def timelines(environments: dict[tuple[str, str], dict], order: dict[str, list[s
             if s != "accepts":
                 break
             since = r
-        lost = [r for r, s in probed if s != "accepts" and first is not None and releases.index(r) > releases.index(first)]
+        lost = [r for r, s in probed
+                if s != "accepts" and first is not None and releases.index(r) > releases.index(first)]
         ident = (runtime, spec, op, tuple(states), tuple(sorted(why.items())))
         row = rows.setdefault(ident, {"runtime": runtime, "spec": spec, "op": op, "lines": [], "states": states,
                                       "why": why, "first": first, "since": since, "lost": lost})

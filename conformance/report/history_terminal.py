@@ -86,7 +86,8 @@ def _support(console: Console, model: dict) -> None:
         for row in changes(rows):
             lines = ", ".join(row["lines"])
             if row["since"]:
-                said = f"accepted since {row['since']}" + (f" (first {row['first']})" if row["first"] != row["since"] else "")
+                said = (f"accepted since {row['since']}"
+                        + (f" (first {row['first']})" if row["first"] != row["since"] else ""))
             elif row["first"]:
                 said = f"first accepted by {row['first']}, not by the newest release"
             else:
@@ -100,7 +101,8 @@ def _support(console: Console, model: dict) -> None:
 def _unused(console: Console, model: dict) -> None:
     """One warning for the entries that cover nothing on every release where they apply."""
     idle = [e for e in model.get("expectations") or []
-            if e["covers_nothing"] and not any(r["status"] == "covers" for rows in e["releases"].values() for r in rows)]
+            if e["covers_nothing"]
+            and not any(r["status"] == "covers" for rows in e["releases"].values() for r in rows)]
     if idle:
         console.print(f"warning: {len(idle)} expectation entr{'y' if len(idle) == 1 else 'ies'} of the runtimes in "
                       f"this history cover no failing pair on any release they apply to (history.html, "

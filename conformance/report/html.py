@@ -90,7 +90,8 @@ def _env() -> jinja2.Environment:
     env.filters.update(num=fmt_num, ratio=fmt_ratio, index=fmt_index, first_line=first_line, time=fmt_time,
                        short=lambda v: SHORT.get(v, v), link=view.safe_link, sev=severity,
                        host=describe_host)
-    env.globals.update(tokens=view.tokens, COLOURS=COLOURS, SEVERITY=SEVERITY, VERDICT_HELP=VERDICT_HELP, SHORT=SHORT, FAILING=FAILING)
+    env.globals.update(tokens=view.tokens, COLOURS=COLOURS, SEVERITY=SEVERITY, VERDICT_HELP=VERDICT_HELP, SHORT=SHORT,
+                       FAILING=FAILING)
     return env
 
 

@@ -89,7 +89,8 @@ def summary(records: list[Record], run_info=None, clusters: list[dict] | None = 
         new = gate["counts"].get("new", 0)
         out.append(f"**Gate: {new} new divergence{'s' if new != 1 else ''}** · "
                    f"{gate['counts'].get('expected', 0)} expected · {gate['counts'].get('fixed', 0)} fixed"
-                   + (f" · {gate['counts']['baseline']} failing in the baseline too" if gate["counts"].get("baseline") else ""))
+                   + (f" · {gate['counts']['baseline']} failing in the baseline too"
+                      if gate["counts"].get("baseline") else ""))
     else:
         out.append(f"**{failing} divergent verdict{'s' if failing != 1 else ''}** (no gate applied: "
                    f"nothing separates known divergences from new ones)")
@@ -231,7 +232,8 @@ def _configurations(runs: list[dict]) -> list[str]:
 def _cause_line(g: dict) -> str:
     """- **NEW** runtime: **the cause** — N cases, M pairs on targets; worst ...; file:line"""
     n = len(g["cases"])
-    line = (f"- **{g['status'].upper()}** {text(g['runtime'])}: **{text(g['cause'])}** — {n} case{'s' if n != 1 else ''}, "
+    line = (f"- **{g['status'].upper()}** {text(g['runtime'])}: **{text(g['cause'])}** — "
+            f"{n} case{'s' if n != 1 else ''}, "
             f"{len(g['records'])} pair{'s' if len(g['records']) != 1 else ''} on {text(g['targets_line'])}")
     if g["worst"]:
         line += f"; worst {text(g['worst'])}"

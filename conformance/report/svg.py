@@ -160,7 +160,8 @@ def error_plot(records: list[Record], labels: dict | None = None, width: int = 7
             if y is None:
                 continue
             cls = "pt over-tol" if y > 1 else "pt"
-            out.append(f'<circle class="{cls}" cx="{X(x + offsets.get((i, x), 0.0)):.1f}" cy="{Y(y):.1f}" r="{4 if s["source"] == "worst" else 3}" '
+            out.append(f'<circle class="{cls}" cx="{X(x + offsets.get((i, x), 0.0)):.1f}" cy="{Y(y):.1f}" '
+                       f'r="{4 if s["source"] == "worst" else 3}" '
                        f'fill="{colour}"><title>{escape(target)}: step {x}, error/allowed {y:.3g}</title></circle>')
         out.append("</g>")
     # the legend

@@ -26,7 +26,8 @@ _WHERE = {
     "repro": "conformance.run.engine",
     "MemoryStore": "conformance.results", "ResultStore": "conformance.results", "read_results": "conformance.results",
     "SelectError": "conformance.run.select", "compile_expression": "conformance.run.select",
-    "Job": "conformance.isolation.jobs", "Outcome": "conformance.isolation.jobs", "Pool": "conformance.isolation.workers",
+    "Job": "conformance.isolation.jobs", "Outcome": "conformance.isolation.jobs",
+    "Pool": "conformance.isolation.workers",
 }
 
 

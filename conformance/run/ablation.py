@@ -90,7 +90,8 @@ def ablate(records: list[Record], cases: list, targets: list, pool, out_dir, bud
     explained = state.explained
     # the plain targets first: a form's group that fails on its plain sibling as well takes the
     # sibling's cause (the form is not part of it) instead of being ablated again
-    order = sorted(by_target.items(), key=lambda kv: kv[0] in targets_by_id and bool(asked(targets_by_id[kv[0]].config)))
+    order = sorted(by_target.items(),
+                   key=lambda kv: kv[0] in targets_by_id and bool(asked(targets_by_id[kv[0]].config)))
     for target_id, items in order:
         target = targets_by_id.get(target_id)
         if target is None:

@@ -89,7 +89,8 @@ def plain_sibling(target, targets):
     plain = compose(base_config(target.config), {})
     return next((t for t in targets if t.config == plain and (t.runtime, t.version, t.device, t.spec, t.format,
                                                               t.converter)
-                 == (target.runtime, target.version, target.device, target.spec, target.format, target.converter)), None)
+                 == (target.runtime, target.version, target.device, target.spec, target.format,
+                     target.converter)), None)
 
 
 def _as_in_plain_form(items, target, targets, theirs: dict, formed: dict, explained: list,

@@ -85,7 +85,8 @@ class Batches:
             return self.engine.run_job(*entries[0])
         ref, alone = key
         return Job(("batch", ref, entries), "batch",
-                   (ref, [(prog.runtime_input(), prog.feeds) for _, prog, _ in entries]) + ((NARROWER_ALONE,) if alone else ()),
+                   (ref, [(prog.runtime_input(), prog.feeds) for _, prog, _ in entries])
+                   + ((NARROWER_ALONE,) if alone else ()),
                    2 * self.engine.opt.timeout)
 
     def rerun(self, ci: int, target, prog, why: str) -> None:

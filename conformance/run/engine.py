@@ -293,7 +293,8 @@ class Engine(Judging):
         if hit is not None:
             self.oracle[okey] = Outcome(("oracle", okey), "ok", hit)
             return None
-        return Job(("oracle", okey), "call", (oracle_for, (case.op, case.attributes, case.tensors, profile, self.opt.prec)),
+        return Job(("oracle", okey), "call",
+                   (oracle_for, (case.op, case.attributes, case.tensors, profile, self.opt.prec)),
                    ORACLE_TIMEOUT)
 
     def program_folder(self, case) -> Path:

@@ -150,7 +150,8 @@ class Planned:
             compute = BY_NAME.get(effective["precision"])
             if judged.call == pp.main and narrower(compute, case.dtype) and tol.derived:
                 extra["declared"] = engine.declared(ci, case, target, prog, main[1], res, compute,
-                                                    effective.get("accumulation"), effective.get("rounding", "faithful"))
+                                                    effective.get("accumulation"),
+                                                    effective.get("rounding", "faithful"))
         engine.settle(outcome, ci, target, prog, judged.verdict, judged.message, extra)
 
 

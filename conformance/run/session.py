@@ -180,8 +180,9 @@ def _session(console, cases, load_errors, targets, skipped, config: RunConfig) -
         exporters = (" and of the torch exporters outside cases/torch/ (docs/converters.md)"
                      if any(getattr(t, "converter", "") for t in targets) else "")
         console.print(f"{summary.outside_slice} pairs of session=reused, threads=4 and relations=on targets{exporters} "
-                      f"left out: they run on the representative slice ({len(options.slice_ids or ())} case(s) covering "
-                      f"every op and feature; docs/forms.md); naming a form in --config runs it on every case",
+                      f"left out: they run on the representative slice ({len(options.slice_ids or ())} case(s) "
+                      f"covering every op and feature; docs/forms.md); naming a form in --config runs it on "
+                      f"every case",
                       highlight=False, soft_wrap=True)
     return EXIT_BAD_INPUT if load_errors else EXIT_FAILURES if new else EXIT_OK
 

@@ -104,7 +104,8 @@ def convert(source: Path, converted: Path) -> None:
     except Exception as exc:  # noqa: BLE001 - the converter's own refusal
         raise RuntimeRejected(f"MNN converter: {type(exc).__name__}: {exc}", stage="converter") from None
     if not done or not converted.exists() or converted.stat().st_size == 0:
-        reasons = list(dict.fromkeys(re.sub(r"^(\[[^]]*\] *)?(:\d+: *)?", "", line.strip()) for line in printed.splitlines()
+        reasons = list(dict.fromkeys(re.sub(r"^(\[[^]]*\] *)?(:\d+: *)?", "", line.strip())
+                                     for line in printed.splitlines()
                                      if any(m in line for m in REFUSALS)))
         raise RuntimeRejected(f"MNN converter: {'; '.join(reasons) or 'conversion failed'}", stage="converter")
 

@@ -36,7 +36,8 @@ def _owner(message: str, keys: list) -> int | None:
 
 def _feeds_key(feeds: dict[str, np.ndarray]) -> str:
     return digest(*(part for name in sorted(feeds) for part in
-                    (f"{name}|{feeds[name].dtype.str}|{feeds[name].shape}", np.ascontiguousarray(feeds[name]).tobytes())))
+                    (f"{name}|{feeds[name].dtype.str}|{feeds[name].shape}",
+                     np.ascontiguousarray(feeds[name]).tobytes())))
 
 
 def _copy(answer):

@@ -57,7 +57,8 @@ class TVMRuntime:
             mod = from_onnx(proto, shape_dict={n: list(feeds[n].shape) for n in inputs},
                             dtype_dict={n: feeds[n].dtype.name for n in inputs})
         except Exception as exc:  # noqa: BLE001 - the frontend's refusal (OpNotImplemented, ...)
-            raise RuntimeRejected(f"TVM ONNX frontend: {type(exc).__name__}: {_short(exc)}", stage="converter") from None
+            raise RuntimeRejected(f"TVM ONNX frontend: {type(exc).__name__}: {_short(exc)}",
+                                  stage="converter") from None
         self._script = mod.script()
         try:
             executable = tvm.compile(mod, target=TARGET)

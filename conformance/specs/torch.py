@@ -147,7 +147,8 @@ def _vocabulary_reasons(case: Case) -> list[str]:
         if unknown:
             reasons.append(f"activations {unknown!r} are not ONNX activations, and torch has no activation list to "
                            f"write them in")
-        elif direction in DIRECTIONS and len(names) not in {per_dir, per_dir * (2 if direction == "bidirectional" else 1)}:
+        elif (direction in DIRECTIONS
+              and len(names) not in {per_dir, per_dir * (2 if direction == "bidirectional" else 1)}):
             reasons.append(f"{len(names)} activations for {op} {direction}: torch has no activation list to write "
                            f"a count in")
     hidden = attrs.get("hidden_size")
@@ -330,7 +331,8 @@ def _translate_cell(spec: str, case: Case) -> Program:
     for feed, arr in _initial_states(case, notes, "torch.nn.LSTMCell takes (h, c) together"):
         feeds[feed] = np.ascontiguousarray(arr[0] if arr.ndim == 3 and arr.shape[0] == 1 else arr)
     if description["unbatched"]:
-        notes.append("unbatched: X fed [I] and the states [H] (torch's unbatched input), outputs read back with batch 1")
+        notes.append("unbatched: X fed [I] and the states [H] (torch's unbatched input), outputs read back "
+                     "with batch 1")
         feeds = {k: np.ascontiguousarray(v[0] if v.ndim == 2 else v) for k, v in feeds.items()}
     wanted = _wanted(case)
     names = {"Y": "h", "Y_h": "h", "Y_c": "c"}

@@ -97,7 +97,8 @@ def to_onnx(p: Loaded):
     while node_inputs and node_inputs[-1] == "":
         node_inputs.pop()
     names, alphas, betas = _onnx_activations(desc["ActivationDescs"])
-    attrs: dict[str, Any] = {"hidden_size": int(H), "direction": ONNX_DIRECTION[desc["Direction"]], "activations": names}
+    attrs: dict[str, Any] = {"hidden_size": int(H), "direction": ONNX_DIRECTION[desc["Direction"]],
+                             "activations": names}
     if alphas:
         attrs["activation_alpha"] = alphas
     if betas:

@@ -232,8 +232,8 @@ class DirectMLSpec:
         if given is not None and (alphas or betas):
             notes.append("activation_alpha/activation_beta: each activation that takes a parameter "
                          "takes the next unused value, in list order (the 'popped' reading of "
-                         "docs/disagreements.md#activation-parameter-order, as onnxruntime's DML EP reads them); DirectML gives each "
-                         "ActivationDesc its own Alpha/Beta, so the reading is fixed here")
+                         "docs/disagreements.md#activation-parameter-order, as onnxruntime's DML EP reads them); "
+                         "DirectML gives each ActivationDesc its own Alpha/Beta, so the reading is fixed here")
         if case.op == "RNN" and d == 1 and len(names) == 2 and names[0] == names[1]:
             notes.append(f"activations {names} for a one-direction RNN: the ONNX schema default is "
                          "['Tanh', 'Tanh'], so two equal names are one function")
@@ -272,7 +272,8 @@ class DirectMLSpec:
         used = set(names)
         if "ThresholdedRelu" in used:
             notes.append("ThresholdedRelu -> DML_ACTIVATION_THRESHOLDED_RELU, which passes x where "
-                         "x > Alpha (the ONNX RNN docs write x >= alpha; docs/disagreements.md#thresholdedrelu-boundary)")
+                         "x > Alpha (the ONNX RNN docs write x >= alpha; "
+                         "docs/disagreements.md#thresholdedrelu-boundary)")
         if "Softplus" in used:
             notes.append("Softplus -> DML_ACTIVATION_SOFTPLUS with Steepness 1: "
                          "ln(1 + exp(1*x)) / 1 = log(1 + e^x)")

@@ -146,7 +146,8 @@ def _recurrent(op: str, call: dict, shapes: dict, types: dict, found: list) -> l
             bad(key, f"shape {shape} is not {expect[key]}")
     layout = options.get("layout", v.DEFAULT_LAYOUT[onnx_op])
     if layout not in v.LAYOUTS[onnx_op]:
-        bad("options.layout", f"{layout!r} is not an {'MLGruWeightLayout' if onnx_op == 'GRU' else 'MLLstmWeightLayout'}")
+        bad("options.layout",
+            f"{layout!r} is not an {'MLGruWeightLayout' if onnx_op == 'GRU' else 'MLLstmWeightLayout'}")
     activations = options.get("activations")
     if activations is not None:
         k = v.FUNCTIONS[onnx_op]
