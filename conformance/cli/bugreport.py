@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from conformance.cli.options import DEFAULT_CASES, EXIT_FAILURES, EXIT_OK
+from conformance.cli.options import DEFAULT_CASES, EXIT_FAILURES, EXIT_OK, runtime_plugin_option
 
 
 class Run:
@@ -203,8 +203,7 @@ def write_reports(subjects, out: Path, plugins=(), mode: str = "auto", timeout: 
               help="How repro.py is run before a report is written: a fresh virtual environment with only the pinned "
                    "requirements (venv), this interpreter with the suite's packages hidden (isolated), or the first "
                    "that can be made (auto).")
-@click.option("--runtime-plugin", "plugins", multiple=True, metavar="MOD:ATTR",
-              help="Load a runtime plugin (repeatable).")
+@runtime_plugin_option
 @click.option("--timeout", default=120.0, show_default=True, type=float, help="Seconds one runtime call may take.")
 @click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 64), help="Worker processes.")
 def bugreport_command(results, cluster_ids, every, case_id, target_id, finding, expectation, out_dir, mode, plugins,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from conformance.cli.options import GATE_HELP
+from conformance.cli.options import GATE_HELP, runtime_plugin_option
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 #: where findings are written, and the repository's folders the fuzzer reads by default
@@ -51,8 +51,7 @@ class _Budget(click.ParamType):
 @click.command("fuzz")
 @click.option("--budget", default="10m", show_default=True, type=_Budget(), help="How long to search: 90s, 10m, 1h.")
 @click.option("--runtime", "runtimes", multiple=True, help="Only targets of this runtime (repeatable).")
-@click.option("--runtime-plugin", "plugins", multiple=True, metavar="MOD:ATTR",
-              help="Load a runtime plugin (repeatable).")
+@runtime_plugin_option
 @click.option("--spec", "spec_filter", multiple=True, help="Only these spec versions (prefix match, repeatable).")
 @click.option("--device", "devices", multiple=True,
               help="Only targets on this device (repeatable), e.g. CPU or CPU/precision=pinned.")

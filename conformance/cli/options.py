@@ -21,6 +21,11 @@ UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "kib": 1 << 10, "m": 1e6, "mb": 1e6
 
 
 
+#: the option every command that builds targets has: a runtime plugin's ``module:attr`` (docs/plugins.md)
+runtime_plugin_option = click.option("--runtime-plugin", "plugins", multiple=True, metavar="MOD:ATTR",
+                                     help="Load a runtime plugin (repeatable).")
+
+
 def parse_size(text) -> int | None:
     """'4GiB', '500MB', '1e9' -> bytes; None -> None (the default); '0' -> 0 (no limit)."""
     if text is None:

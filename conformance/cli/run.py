@@ -21,6 +21,7 @@ from conformance.cli.options import (
     is_slice,
     limit_options,
     parse_size,
+    runtime_plugin_option,
     selected,
     tier_option,
 )
@@ -34,8 +35,7 @@ from conformance.selection import CONFIG_HELP, CONVERTER_HELP
 @click.option("--runtime", "runtimes", multiple=True,
               help="Only targets of this runtime (repeatable), e.g. onnxruntime, openvino, onnx-reference, or a "
                    "plugin's name.")
-@click.option("--runtime-plugin", "plugins", multiple=True, metavar="MOD:ATTR",
-              help="Load a runtime plugin (repeatable).")
+@runtime_plugin_option
 @click.option("--spec", "spec_filter", multiple=True,
               help="Only these spec versions (prefix match, repeatable), e.g. onnx-14.")
 @click.option("--device", "devices", multiple=True,

@@ -9,6 +9,7 @@ import socket
 
 import click
 
+from conformance.cli.options import runtime_plugin_option
 from conformance.selection import CONFIG_HELP
 
 
@@ -16,8 +17,7 @@ from conformance.selection import CONFIG_HELP
 @click.option("--scheduler", required=True, metavar="ADDRESS", help="The Dask scheduler to join, e.g. tcp://HOST:8786.")
 @click.option("--runtime", "runtimes", multiple=True,
               help="Only targets of this runtime (repeatable): what this worker offers.")
-@click.option("--runtime-plugin", "plugins", multiple=True, metavar="MOD:ATTR",
-              help="Load a runtime plugin (repeatable).")
+@runtime_plugin_option
 @click.option("--spec", "spec_filter", multiple=True, help="Only these spec versions (prefix match, repeatable).")
 @click.option("--device", "devices", multiple=True, help="Only targets on this device (repeatable).")
 @click.option("--config", "configs", multiple=True, metavar="KEY=VALUE", help=CONFIG_HELP)
