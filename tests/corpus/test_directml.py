@@ -210,7 +210,7 @@ def test_onnxruntime_bridge_reproduces_the_interpreter_through_onnx(corpus, tmp_
     bridge, interpreter = OnnxRuntimeDirectML("CPUExecutionProvider"), DirectMLInterpreter()
     picked = [c for c in corpus if c.valid and c.dtype == "float32" and not {"nan", "inf"} & features(c) and any(
         key in c.id for key in ("basic", "activation_alpha_beta", "linear_before_reset", "peephole",
-                                "input_forget", "lstm/clip", "layout"))]  # onnxruntime's GRU drops NaN: not this test's subject
+                                "input_forget", "lstm/clip", "layout"))]  # ORT's GRU drops NaN: not this test's subject
     compared = 0
     for n, case in enumerate(picked):
         program = SPEC.translate(case)

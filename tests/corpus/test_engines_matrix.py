@@ -18,7 +18,8 @@ def test_the_matrix_is_in_the_html_report_and_the_summary(tmp_path, browser):  #
     index = render(records_of(recs), {"suite": "t"}, tmp_path, clusters=None)
     browser.open(url(index))
     rows = browser.js("""[...document.querySelectorAll('#feature-matrix tbody tr:not(.op-row)')].map(
-        tr => [tr.querySelector('th').firstChild.textContent.trim(), ...[...tr.querySelectorAll('td')].map(td => td.dataset.class || '')])""")
+        tr => [tr.querySelector('th').firstChild.textContent.trim(), """
+        """...[...tr.querySelectorAll('td')].map(td => td.dataset.class || '')])""")
     by_name = {(r[0]): r[1:] for r in rows if r[0] == "clip"}
     assert by_name["clip"] == ["all fail", "all pass"]
     assert any(r[0] == em.INVALID and r[1:] == ["all fail", ""] for r in rows)

@@ -107,7 +107,8 @@ def test_a_release_without_a_version_attribute_gets_its_metadata_version(tmp_pat
     venv.EnvBuilder(with_pip=False, symlinks=True).create(folder)
     site = next(folder.glob("lib/python3*/site-packages"))
     (site / "openvino").mkdir()
-    (site / "openvino" / "__init__.py").write_text('"""a stand-in without __version__ (tests/corpus/test_history.py)"""\n')
+    (site / "openvino" / "__init__.py").write_text(
+        '"""a stand-in without __version__ (tests/corpus/test_history.py)"""\n')
     (site / "openvino-2023.0.2.dist-info").mkdir()
     (site / "openvino-2023.0.2.dist-info" / "METADATA").write_text(
         "Metadata-Version: 2.1\nName: openvino\nVersion: 2023.0.2\n")
@@ -220,7 +221,8 @@ def test_each_release_keeps_its_own_behaviour(history):
     v3 = verdicts(records, "3.0", "onnx-14")
     assert v3 == Counter({"pass": 2, "rejected": 3, "crash": 1})
     crash = [r for r in records if r["verdict"] == "crash"]
-    assert {r["case"] for r in crash} == {"rnn/layout[layout=0,direction=forward,initial_h=random,sequence_lens=absent]"}
+    assert {r["case"] for r in crash} == {
+        "rnn/layout[layout=0,direction=forward,initial_h=random,sequence_lens=absent]"}
     assert all("SIGSEGV" in r["message"] for r in crash)
 
 

@@ -76,7 +76,8 @@ def test_a_history_runs_the_forms_that_config_selects_in_the_release(forms_histo
     v = forms_history["version"]
     (facts,) = forms_history["facts"]
     assert facts["state"] == "ready" and not facts["error"], forms_history["log"]
-    assert sorted(facts["targets"]) == sorted([f"onnxruntime-{v}/CPU@{SPEC}", f"onnxruntime-{v}/CPU/shape=dynamic@{SPEC}",
+    assert sorted(facts["targets"]) == sorted([f"onnxruntime-{v}/CPU@{SPEC}",
+                                               f"onnxruntime-{v}/CPU/shape=dynamic@{SPEC}",
                                                f"onnxruntime-{v}/CPU/shape=dynamic/session=reused@{SPEC}"])
     # the support timelines are the plain target's probes, once
     assert {s["target"] for s in facts["support"]} == {f"onnxruntime-{v}/CPU@{SPEC}"}

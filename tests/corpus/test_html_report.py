@@ -94,7 +94,8 @@ class Chromium:
             if select.select([self._in], [], [], left)[0]:
                 chunk = os.read(self._in, 1 << 20)
                 if not chunk:
-                    raise RuntimeError("Chromium closed the DevTools pipe (did it start? try it by hand: chromium --headless --no-sandbox about:blank)")
+                    raise RuntimeError("Chromium closed the DevTools pipe (did it start? try it by hand: "
+                                       "chromium --headless --no-sandbox about:blank)")
                 self._buf += chunk
         msg, _, self._buf = self._buf.partition(b"\0")
         return json.loads(msg)
@@ -276,7 +277,8 @@ def test_matrix_cells_and_colours(built, browser):
     assert [(g[0].split()[0], g[1]) for g in groups] == [("onnxruntime", 2), (WRONG, 2)]
     rows = browser.js("[...document.querySelectorAll('#matrix tr.fam')].map(r => r.querySelector('th').textContent)")
     assert [r.rstrip("0123456789") for r in rows] == ["gru/escaping", "gru/small", "lstm/tiny"]
-    cells = browser.js("""[...document.querySelectorAll('#matrix tr.fam')].map(r => [...r.querySelectorAll('td.cell')].map(
+    cells = browser.js("""[...document.querySelectorAll('#matrix tr.fam')]"""
+                       """.map(r => [...r.querySelectorAll('td.cell')].map(
         td => [td.className, getComputedStyle(td).backgroundColor, td.innerText.replace(/\\s+/g, ' ').trim()]))""")
     by_row = dict(zip(["escaping", "small", "tiny"], cells))
     wrong = [i for i, h in enumerate(heads) if h.startswith(WRONG)]
@@ -323,7 +325,8 @@ def test_filter_state_comes_from_the_hash_and_hides_rows(built, browser):
     assert visible_families(browser) == []
     assert browser.js("document.getElementById('f-count').textContent").startswith("showing 0 of 3 families")
     browser.open(url(index, "#spec=onnx-22"))
-    shown = browser.js("[...document.querySelectorAll('#matrix thead th.spec')].filter(t => !t.hidden).map(t => t.dataset.spec)")
+    shown = browser.js("[...document.querySelectorAll('#matrix thead th.spec')]"
+                       ".filter(t => !t.hidden).map(t => t.dataset.spec)")
     assert shown == ["onnx-22", "onnx-22"]
     browser.open(url(index, "#verdict=gate%3Aexpected"))
     assert visible_families(browser) == ["gru/small"]
@@ -473,7 +476,8 @@ def test_clusters_are_one_per_cause_and_runtime_and_marked(built, browser):
                for c in wrong), wrong
     browser.open(url(built["report"] / "index.html"))
     shown = browser.js("""[...document.querySelectorAll('#clusters .cluster')].map(c => [c.dataset.status,
-        c.querySelector('.targets').textContent, c.querySelector('.mark') ? c.querySelector('.mark').textContent : ''])""")
+        c.querySelector('.targets').textContent, """
+        """c.querySelector('.mark') ? c.querySelector('.mark').textContent : ''])""")
     assert len(shown) == len(clusters)
     assert shown[0][0] == "new" and shown[0][2] == "new" and "onnx-14, onnx-22" in shown[0][1]
 
@@ -493,7 +497,8 @@ def test_matrix_puts_configurations_side_by_side(tmp_path, browser):
                                     verdict="fail" if config == "default" else "pass", ratio=3.0))
     index = render(records_of(recs), {"suite": "t"}, tmp_path, clusters=None)
     browser.open(url(index))
-    heads = browser.js("[...document.querySelectorAll('#matrix thead th.spec')].map(t => [t.dataset.target, t.innerText])")
+    heads = browser.js("[...document.querySelectorAll('#matrix thead th.spec')]"
+                       ".map(t => [t.dataset.target, t.innerText])")
     ids = [h[0] for h in heads]
     assert ids == ["onnxruntime-1.0/CPU@onnx-14", "onnxruntime-1.0/CPU@onnx-22",
                    "openvino-2.0/CPU@onnx-14", "openvino-2.0/CPU/precision=pinned@onnx-14",
@@ -508,8 +513,10 @@ def test_matrix_puts_configurations_side_by_side(tmp_path, browser):
     assert groups == [["CPU", 2, False], ["CPU · onnx-14", 2, True], ["CPU · onnx-22", 2, True]]
     # the spec filter keeps both configurations of that spec
     browser.open(url(index, "#spec=onnx-22"))
-    shown = browser.js("[...document.querySelectorAll('#matrix thead th.spec')].filter(t => !t.hidden).map(t => t.dataset.target)")
-    assert shown == ["onnxruntime-1.0/CPU@onnx-22", "openvino-2.0/CPU@onnx-22", "openvino-2.0/CPU/precision=pinned@onnx-22"]
+    shown = browser.js("[...document.querySelectorAll('#matrix thead th.spec')]"
+                       ".filter(t => !t.hidden).map(t => t.dataset.target)")
+    assert shown == ["onnxruntime-1.0/CPU@onnx-22", "openvino-2.0/CPU@onnx-22",
+                     "openvino-2.0/CPU/precision=pinned@onnx-22"]
     assert not browser.script_errors()
 
 
@@ -520,15 +527,18 @@ def test_expected_and_fixed_clusters_are_marked_with_the_file_and_line(tmp_path,
     recs += [record(case="gru/d", target="rt-1/CPU@onnx-14", gate="new", features=["P"])]
     recs += [record(case="gru/e", target="rt-1/CPU@onnx-14", verdict="pass", gate="fixed",
                     expected=dict(entry, where="expectations/x.yaml:12", reason="was wrong"))]
-    clusters = [{"id": "c1", "runtime": "rt", "verdict": "fail", "cause": "fails whenever clip is set", "features": ["clip"],
+    clusters = [{"id": "c1", "runtime": "rt", "verdict": "fail", "cause": "fails whenever clip is set",
+                 "features": ["clip"],
                  "targets": ["rt-1/CPU@onnx-14", "rt-1/CPU@onnx-22"], "target": "rt-1/CPU@onnx-14",
                  "cases": [f"gru/c[clip={i}]" for i in range(3)],
-                 "cases_by_target": {t: [f"gru/c[clip={i}]" for i in range(3)] for t in ("rt-1/CPU@onnx-14", "rt-1/CPU@onnx-22")}},
+                 "cases_by_target": {t: [f"gru/c[clip={i}]" for i in range(3)]
+                                     for t in ("rt-1/CPU@onnx-14", "rt-1/CPU@onnx-22")}},
                 {"id": "c2", "runtime": "rt", "verdict": "fail", "cause": "fails whenever peepholes are non-zero",
-                 "features": ["P"], "target": "rt-1/CPU@onnx-14", "cases": ["gru/d"]}]   # a one-target cluster, as before
+                 "features": ["P"], "target": "rt-1/CPU@onnx-14", "cases": ["gru/d"]}]   # one target, as before
     index = render(records_of(recs), {"suite": "t"}, tmp_path, clusters=clusters)
     browser.open(url(index))
-    marks = browser.js("""[...document.querySelectorAll('#clusters .cluster')].map(c => [c.dataset.status, c.innerText])""")
+    marks = browser.js("""[...document.querySelectorAll('#clusters .cluster')]"""
+                       """.map(c => [c.dataset.status, c.innerText])""")
     assert [m[0] for m in marks] == ["new", "expected"]
     assert "expectations/x.yaml:7" in marks[1][1] and "onnx-14, onnx-22" in marks[1][1]
     causes = browser.js("[...document.querySelectorAll('#new .cause')].map(c => c.className + ' ' + c.innerText)")
@@ -550,7 +560,8 @@ def test_long_tables_are_paginated(tmp_path, browser):
     rows = browser.js(visible)
     assert len(rows) == 50 and "i=000" in rows[0]
     assert "1–50 of 120" in browser.js("document.querySelector('#gate-new .pager').textContent")
-    browser.js("[...document.querySelectorAll('#gate-new .pager button')].find(b => b.textContent.startsWith('next')).click()")
+    browser.js("[...document.querySelectorAll('#gate-new .pager button')]"
+               ".find(b => b.textContent.startsWith('next')).click()")
     rows = browser.js(visible)
     assert len(rows) == 50 and "i=050" in rows[0]
     # a filter applies to every page: 11 rows match, one page

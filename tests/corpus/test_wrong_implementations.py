@@ -31,8 +31,8 @@ from tests.known import ort_known_divergence
 
 SPEC = "onnx-14"
 CORRECT = NumpyRNN
-#: how close two float32 implementations of the same formulas must be (the common atol = rtol = 1e-5 check, policies.yaml `fixed-1e-5`,
-#: relative and absolute); not the suite's tolerance, which judges against the oracle
+#: how close two float32 implementations of the same formulas must be (the common atol = rtol = 1e-5 check,
+#: policies.yaml `fixed-1e-5`, relative and absolute); not the suite's tolerance, which judges against the oracle
 ORT_AGREEMENT = 1e-5
 
 

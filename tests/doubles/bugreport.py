@@ -29,7 +29,8 @@ def _swap(name: str, arr: np.ndarray) -> np.ndarray:
         return np.concatenate([arr[:, h:2 * h], arr[:, :h], arr[:, 2 * h:]], axis=1)
     if name == "B":
         h = arr.shape[1] // 6
-        halves = [np.concatenate([b[:, h:2 * h], b[:, :h], b[:, 2 * h:]], axis=1) for b in (arr[:, :3 * h], arr[:, 3 * h:])]
+        halves = [np.concatenate([b[:, h:2 * h], b[:, :h], b[:, 2 * h:]], axis=1)
+                  for b in (arr[:, :3 * h], arr[:, 3 * h:])]
         return np.concatenate(halves, axis=1)
     return arr
 

@@ -138,7 +138,8 @@ def _double(name: str, function: str, meaning: str) -> Converter:
                      dynamic=OPTIONS)
 
 
-WRONG_LBR = _double("wrong-lbr", "wrong_lbr", "test double: the TorchScript exporter, GRU linear_before_reset written 0")
+WRONG_LBR = _double("wrong-lbr", "wrong_lbr",
+                    "test double: the TorchScript exporter, GRU linear_before_reset written 0")
 FROZEN = _double("frozen", "frozen", "test double: the TorchScript exporter, dynamic axes ignored")
 NO_PROJECTION = _double("no-projection", "no_projection", "test double: an LSTM projection folded away")
 INVALID_NODE = _double("invalid-node", "invalid_node", "test double: a recurrent node whose hidden_size is a string")

@@ -214,7 +214,8 @@ class TriesToInstall:
 class FallsBack:
     """A pretend accelerator target whose recurrent node always falls back to onnxruntime's CPU
     provider (its ``path()`` says so, as onnxruntime's node assignment would), and whose answer is off:
-    the suite must not count that answer as the accelerator's (docs/forms.md, "The path that actually ran": `fallback`)."""
+    the suite must not count that answer as the accelerator's (docs/forms.md, "The path that actually ran":
+    `fallback`)."""
 
     name = "pretend-accelerator"
     format = "onnx"

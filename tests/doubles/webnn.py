@@ -1,5 +1,5 @@
-"""A test double: a WebNN runtime whose browser misbehaves on chosen cases (tests/runtime/test_webnn.py): the renderer is
-crashed through the DevTools protocol's ``Page.crash``, or the page spins forever.
+"""A test double: a WebNN runtime whose browser misbehaves on chosen cases (tests/runtime/test_webnn.py): the
+renderer is crashed through the DevTools protocol's ``Page.crash``, or the page spins forever.
 
 Which cases: the environment variables ``WEBNN_SABOTAGE_CRASH`` and ``WEBNN_SABOTAGE_HANG`` each
 hold a substring of a case id (the workers inherit them).

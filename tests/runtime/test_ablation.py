@@ -11,7 +11,8 @@ from tests.conftest import ROOT, conformance
 
 def test_ablation_names_clip_as_the_cause_for_a_runtime_that_ignores_clip(tmp_path):
     out = tmp_path / "out"
-    proc = conformance("run", ROOT / "cases" / "gru" / "clip.yaml", "-k", "activations=Sigmoid+Tanh", "--spec", "onnx-14",
+    proc = conformance("run", ROOT / "cases" / "gru" / "clip.yaml", "-k", "activations=Sigmoid+Tanh",
+                       "--spec", "onnx-14",
                        "--runtime", "ignores-clip", "--runtime-plugin", "tests.doubles.plugins:IgnoresClip",
                        "--out", out, "-q", check=1)
     fails = [r for r in read_results(out / "results.jsonl") if r["verdict"] == "fail"]

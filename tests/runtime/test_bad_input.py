@@ -89,7 +89,8 @@ def test_a_fifo_named_yaml_does_not_hang_list_or_run(tmp_path):
 
 def test_a_file_named_twice_or_inside_a_named_folder_is_loaded_once():
     one = load_paths([ROOT / "cases" / "gru" / "basic.yaml"])[0]
-    for paths in ([ROOT / "cases" / "gru" / "basic.yaml"] * 2, [ROOT / "cases" / "gru", ROOT / "cases" / "gru" / "basic.yaml"]):
+    for paths in ([ROOT / "cases" / "gru" / "basic.yaml"] * 2,
+                  [ROOT / "cases" / "gru", ROOT / "cases" / "gru" / "basic.yaml"]):
         cases, errors = load_paths(paths)
         assert errors == [] and {c.id for c in one} <= {c.id for c in cases}
     proc = conformance("list", "cases/gru/basic.yaml", "cases/gru/basic.yaml", check=0)

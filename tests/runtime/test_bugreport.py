@@ -335,7 +335,8 @@ def test_the_drafted_expectation_of_a_form_cluster_loads_and_covers_it(tmp_path)
     path = tmp_path / "drafted.yaml"
     path.write_text("entries:\n" + "\n".join(line for line in drafted.splitlines() if not line.startswith("# c")))
     expectations = Expectations.load([path])
-    gates = {r.get("config", "default"): classify(Record.from_dict(r), expectations)["gate"] for r in read_results(out / "results.jsonl")}
+    gates = {r.get("config", "default"): classify(Record.from_dict(r), expectations)["gate"]
+             for r in read_results(out / "results.jsonl")}
     assert gates == {"default": "ok", "shape=dynamic": "expected"}, gates
 
 

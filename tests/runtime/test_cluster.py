@@ -54,7 +54,8 @@ def target(runtime="onnxruntime", version="1.32.0", device="CPU", config="defaul
 # -- resource names, refs, the cluster's targets -----------------------------------------------------
 
 def test_every_target_id_names_one_valid_dask_resource():
-    ids = [target(), target(spec="onnx-7"), target(version="1.31.0"), target(config="precision=default", precision="bf16"),
+    ids = [target(), target(spec="onnx-7"), target(version="1.31.0"),
+           target(config="precision=default", precision="bf16"),
            target(config="precision=pinned"), target(runtime="my plugin, v2", device="GPU:0")]
     names = [resource_of(t) for t in ids]
     for name in names:
@@ -274,7 +275,8 @@ def test_a_local_cluster_run_equals_a_local_run_and_its_fuzz_campaign_merges_its
 
     # the reference evaluator ignores activations: both shards find it, one file is written per signature
     findings = tmp_path / "findings"
-    proc = conformance("fuzz", "--cluster", "local", "--workers", "2", "--jobs", "1", "--budget", "1h", "--max-examples", "60",
+    proc = conformance("fuzz", "--cluster", "local", "--workers", "2", "--jobs", "1", "--budget", "1h",
+                       "--max-examples", "60",
                        "--runtime", "onnx-reference", "--spec", "onnx-14", "--no-expectations", "--no-shrink",
                        "--seed", "7", "--out", findings, "--regressions", tmp_path / "none")
     assert proc.returncode == 1, proc.stdout + proc.stderr

@@ -17,11 +17,15 @@ from conformance.results import Record, records_of
 from conformance.run import read_results
 from tests.conftest import ROOT, conformance, required_runtimes
 
-CONVERTERS_EXTRA = all(importlib.util.find_spec(m) is not None for m in ("onnxscript", "onnxsim", "onnxconverter_common"))
-#: skips where the extra is absent, unless CONFORMANCE_REQUIRE_RUNTIMES names it (tests/conftest.py): then the tests run and fail
-needs_extra = pytest.mark.skipif(not CONVERTERS_EXTRA and not {"onnxscript", "onnxsim", "onnxconverter_common"} & required_runtimes(),
+CONVERTERS_EXTRA = all(importlib.util.find_spec(m) is not None
+                       for m in ("onnxscript", "onnxsim", "onnxconverter_common"))
+#: skips where the extra is absent, unless CONFORMANCE_REQUIRE_RUNTIMES names it (tests/conftest.py):
+#: then the tests run and fail
+needs_extra = pytest.mark.skipif(not CONVERTERS_EXTRA
+                                 and not {"onnxscript", "onnxsim", "onnxconverter_common"} & required_runtimes(),
                                  reason="the converters extra is not installed here "
-                                 "(pip install -c constraints.txt -e '.[converters]', or nox -s conformance-converters)")
+                                 "(pip install -c constraints.txt -e '.[converters]', "
+                                 "or nox -s conformance-converters)")
 
 
 def _run(tmp_path, paths, converter, *extra, k=None):
@@ -86,7 +90,8 @@ def test_a_converter_that_drops_the_projection_is_wrong_and_named(tmp_path):
 
 
 def test_a_converter_that_writes_an_invalid_node_is_caught_by_the_checker(tmp_path):
-    _, records, clusters = _run(tmp_path, ["cases/gru/linear_before_reset.yaml"], "tests.doubles.converter:INVALID_NODE",
+    _, records, clusters = _run(tmp_path, ["cases/gru/linear_before_reset.yaml"],
+                                "tests.doubles.converter:INVALID_NODE",
                                 "--config", "shape=static", k="linear_before_reset=1 and direction=forward")
     ran = [r for r in records if r["verdict"] != "not-expressible"]
     assert ran and all(r["verdict"] == "rejected" and r["effective"]["stage"] == "checker" for r in ran)
@@ -203,7 +208,8 @@ def test_the_real_converters_are_targets_with_their_versions_and_options(tmp_pat
               "onnx.version_converter-1.23.2(to=22) → onnxruntime-1.32.0/CPU@onnx-7",
               "onnx.version_converter-1.23.2(to=7) → onnxruntime-1.32.0/CPU@onnx-22",
               # the precision it declares is named, as a runtime's narrower precision is
-              "onnxconverter-common.float16-1.16.0(keep_io_types=True) → onnxruntime-1.32.0/CPU/precision=default→f16@onnx-14",
+              "onnxconverter-common.float16-1.16.0(keep_io_types=True) → "
+              "onnxruntime-1.32.0/CPU/precision=default→f16@onnx-14",
               "onnxsim-0.8.1 → onnxruntime-1.32.0/CPU@onnx-14"}
     assert wanted <= set(ids), ids
 
@@ -229,7 +235,8 @@ def test_float16_conversion_is_judged_in_the_precision_it_declares(tmp_path):
                            "--expectations", ROOT / "expectations")
     assert records
     for r in records:
-        assert r["effective"]["precision"] == "f16" and r["effective"]["source"] == "declared by the converter for this call"
+        assert (r["effective"]["precision"] == "f16"
+                and r["effective"]["source"] == "declared by the converter for this call")
         assert r["declared"]["precision"] == "f16" and r["declared"]["verdict"] == "pass", r["declared"]
     assert any(r["verdict"] == "fail" for r in records)  # against float32 it is off: the weights are float16
     assert all(r["gate"] in ("expected", "ok") for r in records), {r["gate"] for r in records}

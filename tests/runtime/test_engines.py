@@ -63,8 +63,8 @@ def test_the_cpu_plugin_ignores_lstmcell1_peepholes_and_the_run_names_the_cause(
     that expectations/openvino-memory.yaml expects (so the gate stays green)."""
     out = tmp_path / "out"
     conformance("run", ROOT / "cases" / "lstm" / "cell_peepholes_alone.yaml", "--runtime", "openvino", "--spec",
-                "openvino-memory-opset1", "--config", "precision=pinned/forms=default", "--out", out, "-q", "--expectations",
-                ROOT / "expectations", check=0)
+                "openvino-memory-opset1", "--config", "precision=pinned/forms=default", "--out", out, "-q",
+                "--expectations", ROOT / "expectations", check=0)
     [record] = read_results(out / "results.jsonl")
     assert record["verdict"] == "fail" and record["gate"] == "expected"
     assert "ignores it" in record["expected"]["reason"]
@@ -87,7 +87,8 @@ def test_the_in_memory_targets_are_found_per_configuration():
     found, gaps = targets({FORMAT: ["openvino-memory-opset5", "openvino-memory-opset1"], "onnx": ["onnx-14"]})
     assert not gaps and {t.config for t in found if t.config in ("default", "precision=pinned")} == {
         "default", "precision=pinned"}
-    assert all(t.config.startswith("precision=pinned/") for t in found if t.config not in ("default", "precision=pinned"))
+    assert all(t.config.startswith("precision=pinned/") for t in found
+               if t.config not in ("default", "precision=pinned"))
     assert {t.spec for t in found} == {"openvino-memory-opset5", "openvino-memory-opset1"}
     assert all(t.runtime == "openvino" and t.format == FORMAT for t in found)
     assert targets({"onnx": ["onnx-14"]}) == ([], [])

@@ -17,7 +17,8 @@ def test_a_k_that_selects_nothing_is_a_usage_error_naming_the_closest_ids(tmp_pa
                        tmp_path / "out", "-q")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     said = " ".join(proc.stderr.split())
-    assert "-k 'revrse and clip' selects none of the" in said and "'revrse' is in no id (did you mean 'reverse'?)" in said
+    assert ("-k 'revrse and clip' selects none of the" in said
+            and "'revrse' is in no id (did you mean 'reverse'?)" in said)
     assert re.search(r"the closest ids: gru/clip\[", said) and not (tmp_path / "out" / "results.jsonl").exists()
     listed = conformance("list", "cases/gru", "-k", "nothing-like-this")
     assert listed.returncode == 2 and "selects none of the" in listed.stderr

@@ -74,7 +74,8 @@ def test_a_plain_defect_is_ablated_once_and_its_forms_take_the_plain_targets_cau
 
 def test_a_forms_cause_without_its_plain_sibling_in_the_run_says_it_cannot_tell(tmp_path):
     out = tmp_path / "alone"
-    conformance("run", "cases/lstm/basic.yaml", "-k", "forward", "--runtime-plugin", "tests.doubles.forms:ShapeSpecialized",
+    conformance("run", "cases/lstm/basic.yaml", "-k", "forward",
+                "--runtime-plugin", "tests.doubles.forms:ShapeSpecialized",
                 "--no-entry-points", "--runtime", "numpy-shape-specialized", "--spec", "onnx-14", "--out", out,
                 "--jobs", "2", "--config", "shape=dynamic/session=fresh", check=1)
     causes = [c["cause"] for c in json.loads((out / "clusters.json").read_text())]
@@ -84,7 +85,8 @@ def test_a_forms_cause_without_its_plain_sibling_in_the_run_says_it_cannot_tell(
 
 def test_a_pair_that_fell_back_is_not_the_targets_verdict(tmp_path):
     out = tmp_path / "fallback"
-    proc = conformance("run", "cases/gru/basic.yaml", "-k", "forward", "--runtime-plugin", "tests.doubles.plugins:FallsBack",
+    proc = conformance("run", "cases/gru/basic.yaml", "-k", "forward",
+                       "--runtime-plugin", "tests.doubles.plugins:FallsBack",
                        "--runtime", "pretend-accelerator", "--no-entry-points", "--spec", "onnx-14", "--out", out,
                        "--no-ablation", "--artifacts", "full")
     records = read_results(out / "results.jsonl")

@@ -52,7 +52,8 @@ def _reduce(tmp_path, plugin: str, case) -> Finding:
 
 
 def test_reduction_keeps_only_the_feature_a_failure_needs(tmp_path):
-    case = with_id(_case("gru/clip.yaml", "clip=0.5,direction=bidirectional,linear_before_reset=1,activations=Sigmoid+Tanh"))
+    case = with_id(_case("gru/clip.yaml",
+                         "clip=0.5,direction=bidirectional,linear_before_reset=1,activations=Sigmoid+Tanh"))
     reduced = _reduce(tmp_path, "WrongClipAfterActivation", case)
     assert "clip" in reduced.cause
     assert reduced.cause <= {"clip", "B", "initial_h"}, reduced.cause

@@ -57,7 +57,8 @@ def test_baseline_fails_only_on_regressions(tmp_path):
     conformance(*args, *WRONG, "--out", tmp_path / "old", check=1)
     old = read_results(tmp_path / "old" / "results.jsonl")
     # same failures as the baseline: nothing regressed
-    same = conformance(*args, *WRONG, "--out", tmp_path / "same", "--baseline", tmp_path / "old" / "results.jsonl", check=0)
+    same = conformance(*args, *WRONG, "--out", tmp_path / "same", "--baseline", tmp_path / "old" / "results.jsonl",
+                       check=0)
     assert "2 baseline" in same.stdout
     # a baseline where those pairs passed: now they regressed
     passing = tmp_path / "passing.jsonl"

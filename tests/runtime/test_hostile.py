@@ -32,7 +32,8 @@ CASE = ["-k", "gru/small[direction=forward]", "--spec", "onnx-14"]
 def _plugins(*kinds):
     args = []
     for kind in kinds:
-        args += ["--runtime-plugin", f"tests.doubles.hostile:Hostile_{kind.replace('-', '_')}", "--runtime", f"hostile-{kind}"]
+        args += ["--runtime-plugin", f"tests.doubles.hostile:Hostile_{kind.replace('-', '_')}",
+                 "--runtime", f"hostile-{kind}"]
     return args
 
 
@@ -154,7 +155,8 @@ def test_two_runs_into_one_folder_the_second_stops_and_names_the_first(tmp_path)
     hold.touch()   # the first run's calls wait while it exists: it holds the folder for as long as the test needs
     env = dict(os.environ, PYTHONPATH=str(ROOT), CONFORMANCE_TEST_HOLD=str(hold))
     args = [sys.executable, "-m", "conformance", "run", str(DATA / "cases"), "--runtime", "counting-ort",
-            "--runtime-plugin", "tests.doubles.plugins:OnlyOnce", "--out", str(out), "-q", "--no-ablation", "--timeout", "3600"]
+            "--runtime-plugin", "tests.doubles.plugins:OnlyOnce", "--out", str(out), "-q", "--no-ablation",
+            "--timeout", "3600"]
     first = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         while first.poll() is None and not (out / ".conformance.lock").exists():
@@ -293,7 +295,8 @@ def test_a_report_rebuilt_beside_a_torn_clusters_file_warns_and_goes_on(tmp_path
 
 def test_a_plugins_native_stderr_goes_with_its_verdict_and_target_never_to_the_terminal(tmp_path):
     """issue 16: a plugin whose C code writes red log lines to fd 2 on import, build and every run."""
-    imported, built, ran = "NATIVE-IMPORT-MARKER", "NATIVE-BUILD-MARKER", "NATIVE-RUN-MARKER"  # tests/doubles/native_chatter.py
+    # tests/doubles/native_chatter.py
+    imported, built, ran = "NATIVE-IMPORT-MARKER", "NATIVE-BUILD-MARKER", "NATIVE-RUN-MARKER"
     out = tmp_path / "out"
     # --artifacts full: a passing pair's record keeps its detail, runtime_output included
     proc = conformance("run", DATA / "cases", *CASE, "--runtime-plugin", "tests.doubles.native_chatter:NativeChatter",

@@ -154,7 +154,8 @@ def test_the_onnx_versions_of_a_case_compile_once_and_answer_as_fresh_compiles(m
     compiles = Counter()
     real = ov_adapter.compile_model
     monkeypatch.setattr(ov_adapter, "compile_model",
-                        lambda core, model, device, config: compiles.update([config]) or real(core, model, device, config))
+                        lambda core, model, device, config:
+                        compiles.update([config]) or real(core, model, device, config))
     groups = _versions_of_cases()
     assert len(groups) == 10
     keeping = OpenVINOOnnxFrontend(config="precision=pinned")
@@ -217,7 +218,8 @@ def _counting_compiles(monkeypatch) -> Counter:
     compiles: Counter = Counter()
     real = ov_adapter.compile_model
     monkeypatch.setattr(ov_adapter, "compile_model",
-                        lambda core, model, device, config: compiles.update([config]) or real(core, model, device, config))
+                        lambda core, model, device, config:
+                        compiles.update([config]) or real(core, model, device, config))
     return compiles
 
 
@@ -261,7 +263,8 @@ def test_a_refused_model_is_refused_again_without_compiling(monkeypatch):
     """A compile refusal is kept by content: the other ONNX versions of a case the CPU plugin refuses
     are refused with the same message, without compiling again; ``keep = 0`` compiles every time."""
     cases, errors = load_paths([ROOT / "cases" / "gru"])
-    case = next(c for c in cases if c.id == "gru/activation_alpha_beta[activations=Sigmoid+LeakyRelu,activation_alpha=[0.3]]")
+    case = next(c for c in cases
+                if c.id == "gru/activation_alpha_beta[activations=Sigmoid+LeakyRelu,activation_alpha=[0.3]]")
     items = [(SPECS[s].translate(case).runtime_input(), SPECS[s].translate(case).feeds)
              for s in ("onnx-7", "onnx-14", "onnx-22")]
     compiles = _counting_compiles(monkeypatch)
@@ -331,7 +334,8 @@ def test_each_pair_of_a_batch_names_the_configuration_its_own_part_ran_in(tmp_pa
         records[batch] = {r["case"]: r for r in store.records}
     dtype = {c.id: c.dtype for c in mixed}
     merged = [r for r in records[True].values() if (r.get("batch") or {}).get("size")]
-    assert {dtype[r["case"]] for r in merged} == {"float16", "float32"}, [r.get("batch") for r in records[True].values()]
+    assert {dtype[r["case"]] for r in merged} == {"float16", "float32"}, [
+        r.get("batch") for r in records[True].values()]
     assert len({r["effective"]["precision"] for r in merged}) == 2, "the two parts ran in different precisions"
     for r in merged:
         assert r["effective"]["source"] == "declared by the runtime for this call"
@@ -348,7 +352,8 @@ def test_the_corpus_gives_the_same_verdicts_batched_and_alone(tmp_path):
     for mode in ("batch", "no-batch"):
         out = tmp_path / mode
         cmd = [sys.executable, "-m", "conformance", "run", str(ROOT / "cases"), "--runtime", "openvino",
-               "--config", "precision=pinned/forms=default", "--spec", "onnx-14", "--spec", "onnx-22", "--spec", "openvino-opset5",
+               "--config", "precision=pinned/forms=default", "--spec", "onnx-14", "--spec", "onnx-22",
+               "--spec", "openvino-opset5",
                "--spec", "openvino-memory-opset5", "--jobs", "2", "--fresh", "-q", "--artifacts", "full",
                "--out", str(out)] + (["--no-batch"] if mode == "no-batch" else [])
         done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900)

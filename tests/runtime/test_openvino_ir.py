@@ -477,8 +477,10 @@ NOT_EXPRESSIBLE = [
      "LSTMSequence-1 spec page has no P"),
     ("openvino-opset1", "lstm/peepholes_input_forget[P=absent,input_forget=1,direction=forward]",
      "LSTMSequence-1 has no input_forget"),
-    ("openvino-opset1", "gru/cell[B=random,initial_h=random,linear_before_reset=0]", "GRUCell first appears in opset 3"),
-    ("openvino-opset1", "rnn/basic[direction=forward,B=random,initial_h=random]", "RNNSequence first appears in opset 5"),
+    ("openvino-opset1", "gru/cell[B=random,initial_h=random,linear_before_reset=0]",
+     "GRUCell first appears in opset 3"),
+    ("openvino-opset1", "rnn/basic[direction=forward,B=random,initial_h=random]",
+     "RNNSequence first appears in opset 5"),
     ("openvino-opset5", "invalid/rnn/layout[layout=2]", "layout is an ONNX-only attribute"),
     ("openvino-opset5", "invalid/gru/foreign_attribute[input_forget=1]", "has no attribute 'input_forget'"),
     ("openvino-opset5", 'invalid/rnn/B_shape[B={"shape":[1,9]}]', "cannot be split into Wb and Rb"),
@@ -532,7 +534,8 @@ def test_an_op_openvino_refuses_to_build_is_a_refusal_at_run_time(corpus, runtim
     assert prog.files["model"].endswith(".build-error.txt") and "weights" not in prog.files
     with pytest.raises(RuntimeRejected, match="OpenVINO refused to build GRUSequence-5"):
         runtime.run(prog.runtime_input(), prog.feeds)
-    missing = SPECS["openvino-opset5"].translate(_by_id(corpus, "invalid/lstm/required_inputs[X=random,W=absent,R=random]"))
+    missing = SPECS["openvino-opset5"].translate(
+        _by_id(corpus, "invalid/lstm/required_inputs[X=random,W=absent,R=random]"))
     assert "requires input W" in missing.extra["build_error"]
 
 

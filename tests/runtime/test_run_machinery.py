@@ -27,7 +27,8 @@ def test_segfault_and_hang_each_cost_one_verdict_and_the_run_completes(tmp_path)
     out = tmp_path / "out"
     proc = conformance("run", DATA / "cases", "-k", "small and forward", "--spec", "onnx-14",
                        "--runtime", "onnxruntime", "--runtime", "segfault", "--runtime", "hang",
-                       "--runtime-plugin", "tests.doubles.plugins:Segfault", "--runtime-plugin", "tests.doubles.plugins:Hang",
+                       "--runtime-plugin", "tests.doubles.plugins:Segfault",
+                       "--runtime-plugin", "tests.doubles.plugins:Hang",
                        "--timeout", budget_arg(3), "--jobs", "2", "--out", out, "-q", check=1)
     got = verdicts(out)
     case = "gru/small[direction=forward]"
@@ -51,7 +52,8 @@ def test_deliberately_wrong_gru_is_failed_with_a_located_message(tmp_path):
         assert wrong["verdict"] == "fail"
         assert "but should be within" in wrong["message"] and "tolerance" in wrong["message"]
         assert wrong["worst"]["ratio"] > 1 and wrong["max_abs_err"] > 1e-3
-        assert wrong["repro"].startswith("conformance run ") and "--runtime-plugin tests.doubles.plugins:WrongGateOrderGRU" in wrong["repro"]
+        assert (wrong["repro"].startswith("conformance run ")
+                and "--runtime-plugin tests.doubles.plugins:WrongGateOrderGRU" in wrong["repro"])
         assert got[(case, "onnxruntime")]["verdict"] == "pass"
     # the invalid case: onnxruntime refuses the wrong W shape, so it passes
     assert got[("gru/invalid_w", "onnxruntime")]["verdict"] == "pass"
@@ -118,8 +120,8 @@ def test_batches_change_no_verdict_and_a_pair_not_passing_in_a_batch_runs_again_
     """A batching runtime (run_many) gets its pairs in batches; a pair that is wrong only inside a
     batch, crashes a batch, or is refused inside one is run again alone, so the verdicts equal
     those of --no-batch, and the records say which pairs were batched and which ran alone."""
-    select = ("cases/gru", "-k", "not sequence_lens", "--spec", "onnx-14", "--timeout", budget_arg(20), "--jobs", "2", "-q",
-              "--no-ablation", "--artifacts", "full")
+    select = ("cases/gru", "-k", "not sequence_lens", "--spec", "onnx-14", "--timeout", budget_arg(20), "--jobs", "2",
+              "-q", "--no-ablation", "--artifacts", "full")
     plugins = [a for name in ("Batching", "WrongInBatch", "CrashInBatch", "RefusesInBatch")
                for a in ("--runtime-plugin", f"tests.doubles.plugins:{name}")]
     runtimes = [a for name in ("batching", "wrong-in-batch", "crash-in-batch", "refuses-in-batch")
@@ -305,7 +307,8 @@ def test_a_program_runs_the_suite_through_the_library_session(tmp_path, monkeypa
     assert code == 1 and {r["verdict"] for r in got.values()} == {"fail"} and len(got) == len(cases)
     assert (tmp_path / "a" / "index.html").exists() and (tmp_path / "a" / "junit.xml").exists()
     entry = tmp_path / "known.yaml"
-    entry.write_text(f"targets: {targets[0].runtime}-*\nentries:\n- cases: [\"gru/small*\"]\n  verdict: fail\n  kind: known-bug\n"
+    entry.write_text(f"targets: {targets[0].runtime}-*\nentries:\n- cases: [\"gru/small*\"]\n"
+                     f"  verdict: fail\n  kind: known-bug\n"
                      f"  reason: a test double that swaps the GRU's gates (tests/doubles/plugins.py)\n")
     expectations = Expectations.load([entry])
     code = run_session(cases, targets, RunConfig(out_dir=tmp_path / "b", quiet=True, ablation=False,

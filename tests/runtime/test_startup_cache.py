@@ -54,9 +54,11 @@ def test_a_worker_and_a_discovery_process_do_not_import_the_engine():
 
 def test_a_warm_case_cache_imports_no_jsonschema(tmp_path):
     env = f"import os; os.environ['{case_cache.ENV}'] = {str(tmp_path)!r}\n"
-    _imported(env + f"from conformance.case.load import load_file; load_file({str(DATA / 'cases' / 'gru' / 'small.yaml')!r})")
+    _imported(env + "from conformance.case.load import load_file; "
+              f"load_file({str(DATA / 'cases' / 'gru' / 'small.yaml')!r})")
     assert "jsonschema" not in _imported(
-        env + f"from conformance.case.load import load_file; assert load_file({str(DATA / 'cases' / 'gru' / 'small.yaml')!r})[0]")
+        env + "from conformance.case.load import load_file; "
+        f"assert load_file({str(DATA / 'cases' / 'gru' / 'small.yaml')!r})[0]")
 
 
 def test_a_package_determined_runtime_is_found_once_per_install(tmp_path, monkeypatch):

@@ -108,7 +108,8 @@ def max_difference(case, got: dict, expected: dict) -> float:
     assert got.keys() == expected.keys()
     worst = 0.0
     for name, exp in expected.items():
-        assert got[name].shape == exp.shape, f"{name} has shape {got[name].shape}, but should have {exp.shape} [{case.id}]"
+        assert got[name].shape == exp.shape, (
+            f"{name} has shape {got[name].shape}, but should have {exp.shape} [{case.id}]")
         mask = specified(case, name, exp.shape)
         diff = np.abs(got[name].astype(np.float64) - exp.astype(np.float64))
         worst = max(worst, float(diff[mask].max()) if mask.any() else 0.0)
@@ -163,7 +164,8 @@ WRONG_MAPPINGS = [
 ]
 
 
-@pytest.mark.parametrize("op,order,case_id", WRONG_MAPPINGS, ids=[f"{op} gates in ONNX order" for op, *_ in WRONG_MAPPINGS])
+@pytest.mark.parametrize("op,order,case_id", WRONG_MAPPINGS,
+                         ids=[f"{op} gates in ONNX order" for op, *_ in WRONG_MAPPINGS])
 def test_gates_left_in_onnx_order_diverge(op, order, case_id, runtimes, tmp_path, monkeypatch):
     case = by_id(case_id)
     torch_rt, ort = runtimes

@@ -50,7 +50,8 @@ def records(folder) -> list[dict]:
 def test_real_browser_runs_gru_and_lstm_and_refuses_a_bad_shape(tmp_path):
     browser = browser_or_skip()
     assert browser.facts["contexts"]["cpu"]["opSupportLimits"]["lstm"]
-    done = run_cli("run", "cases/gru/basic.yaml", "cases/lstm/peephole_output_gate.yaml", "cases/invalid/lstm/B_shape.yaml",
+    done = run_cli("run", "cases/gru/basic.yaml", "cases/lstm/peephole_output_gate.yaml",
+                   "cases/invalid/lstm/B_shape.yaml",
                    "--runtime", "webnn", "--device", "CPU", "--spec", ED, "--out", str(tmp_path), "--fresh",
                    "--jobs", "1", "--no-ablation", "--artifacts", "full")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

@@ -22,7 +22,8 @@ def test_the_configuration_axis_reads_the_pinned_verdicts_the_run_already_has(tm
     default = Target("double", "1", "CPU", "default", "onnx-14", ref, precision="bf16")
     pinned = Target("double", "1", "CPU", "precision=pinned", "onnx-14", ref)
     records = records_of([
-        {"case": case.id, "target": default.id, "verdict": "fail", "declared": {"verdict": "pass", "precision": "bf16"}},
+        {"case": case.id, "target": default.id, "verdict": "fail",
+         "declared": {"verdict": "pass", "precision": "bf16"}},
         {"case": case.id, "target": pinned.id, "verdict": "pass"}])
     ran = []
     monkeypatch.setattr(ablation_axes, "_run", lambda variants, *a, **k: ran.append(variants) or {})

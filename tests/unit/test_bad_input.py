@@ -119,7 +119,8 @@ def test_the_multiply_add_limit_names_its_flag(tmp_path):
 
 
 def test_production_shapes_load_within_the_default_limits(tmp_path):
-    path = _write(tmp_path, "prod.yaml", "op: LSTM\nclause: c\nattributes: {hidden_size: 1024, direction: bidirectional}\n"
+    path = _write(tmp_path, "prod.yaml",
+                  "op: LSTM\nclause: c\nattributes: {hidden_size: 1024, direction: bidirectional}\n"
                   "shape: {seq_length: 500, batch_size: 64, input_size: 1024}\n")
     (case,), errors = load_file(path, materialize=False)
     assert errors == [] and case.tensors == {}
@@ -249,7 +250,8 @@ def test_a_short_misspelt_key_is_still_named_and_a_long_one_is_not(tmp_path):
      "'failz' is not one of 'pass', 'fail'"),
     ('entries:\n  - cases: "gru/*"\n    verdict: [fail, nope]\n    kind: known-bug\n    reason: r\n', 3,
      "'nope' is not one of"),
-    ("entries:\n  - cases: 5\n    kind: known-bug\n    reason: r\n", 2, "5 is an integer, not of type 'string' or 'array'"),
+    ("entries:\n  - cases: 5\n    kind: known-bug\n    reason: r\n", 2,
+     "5 is an integer, not of type 'string' or 'array'"),
     ("entries: 5\n", 1, "entries: 5 is an integer"),
     ("targets: null\nentries: []\n", 1, "targets: null is null"),
     ("target: x\nentries: []\n", 1, "unknown key 'target'"),

@@ -59,4 +59,5 @@ def test_the_duplicate_search_of_a_form_cause_names_the_form_not_the_ablation_ma
     link = search_link(TRACKERS["openvino"], SimpleNamespace(op="RNN"), subject)
     assert link.endswith("issues?q=is%3Aissue+RNN+full_lengths+dynamic"), link
     subject.cause_features = ["input_forget", "initial_c"]
-    assert search_link(TRACKERS["openvino"], SimpleNamespace(op="LSTM"), subject).endswith("+LSTM+input_forget+initial_c")
+    assert search_link(TRACKERS["openvino"], SimpleNamespace(op="LSTM"), subject).endswith(
+        "+LSTM+input_forget+initial_c")

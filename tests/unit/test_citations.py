@@ -26,7 +26,8 @@ SOURCES = [
 #: a cited Markdown file: the front page, a manual, the oracle's or the benchmarks' README
 DOC = r"(?<![\w/.-])(?P<doc>README(?:\.md)?|(?:docs|oracles|benchmarks)/[\w./-]*?\w\.md)"
 #: ... followed by a quoted section: `DOC, "X"`, `DOC ("X")`, `DOC: "X"`, `DOC`, "X"`, and more: `, "Y"`, ` and "Y"`
-SECTION = re.compile(DOC + r"`?(?:,\s*\(?|\s+\(|:\s+)\"(?P<first>[^\"\n]+(?:\n[^\"\n]+)?)\"(?P<more>(?:\s*(?:,|and)\s*\"[^\"\n]+(?:\n[^\"\n]+)?\")*)")
+SECTION = re.compile(DOC + r"`?(?:,\s*\(?|\s+\(|:\s+)\"(?P<first>[^\"\n]+(?:\n[^\"\n]+)?)\""
+                     r"(?P<more>(?:\s*(?:,|and)\s*\"[^\"\n]+(?:\n[^\"\n]+)?\")*)")
 PATH = re.compile(DOC + r"(?:#(?P<anchor>[\w-]+))?")
 HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*$", re.M)
 

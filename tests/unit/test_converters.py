@@ -46,8 +46,10 @@ def test_expectations_name_a_converter_and_its_version(tmp_path):
               "verdict": "rejected", "features": ["proj_size"], "runtime_version": "1.32.0",
               "effective": {"converter": "torch.onnx-dynamo", "converter_version": "2.13.0", "stage": "checker"}}
     assert exp.match(Record.from_dict(record)) is not None
-    assert exp.match(Record.from_dict(dict(record, effective=dict(record["effective"], converter_version="2.14.0")))) is None
-    assert exp.match(Record.from_dict(dict(record, effective=dict(record["effective"], converter="torch.onnx-torchscript")))) is None
+    assert exp.match(Record.from_dict(
+        dict(record, effective=dict(record["effective"], converter_version="2.14.0")))) is None
+    assert exp.match(Record.from_dict(
+        dict(record, effective=dict(record["effective"], converter="torch.onnx-torchscript")))) is None
 
 
 def test_the_converters_table_counts_each_outcome():

@@ -261,10 +261,12 @@ def test_the_summary_line_counts_the_case_file_errors():
 
     from conformance.report.terminal import summary
     console = Console(width=200, record=True, color_system=None)
-    summary(console, [Record.from_dict({"case": "rnn/a", "target": T, "verdict": "pass", "features": [], "gate": "ok"})], ["x.yaml:3: bad"], [], "OUT", ran=1, resumed=0,
-            wall_s=28.0)
+    summary(console,
+            [Record.from_dict({"case": "rnn/a", "target": T, "verdict": "pass", "features": [], "gate": "ok"})],
+            ["x.yaml:3: bad"], [], "OUT", ran=1, resumed=0, wall_s=28.0)
     last = console.export_text().strip().splitlines()[-1]
-    assert "1 verdicts (1 pass); gate: nothing to report; 1 case file error (exit status 2)" in last and "28.0 s" in last
+    assert ("1 verdicts (1 pass); gate: nothing to report; 1 case file error (exit status 2)" in last
+            and "28.0 s" in last)
 
 
 def test_a_repro_names_its_configuration_where_the_runtime_has_several():
@@ -375,7 +377,8 @@ def test_a_plain_path_divergence_is_one_cluster_across_case_families():
     explained = [((T, "rejected", stem, ""), [f"{stem}[a=1]"], cause, [], []) for stem in
                  ("lstm/basic", "lstm/layout", "lstm/outputs", "lstm/clip")]
     (cluster,) = _merge(explained, {}, {T: "rt"})
-    assert cluster["case_families"] == ["lstm/basic", "lstm/layout", "lstm/outputs", "lstm/clip"] and cluster["size"] == 4
+    assert (cluster["case_families"] == ["lstm/basic", "lstm/layout", "lstm/outputs", "lstm/clip"]
+            and cluster["size"] == 4)
 
 
 def test_a_configuration_cause_names_the_cpu_once_and_a_pinned_target_computing_narrower_names_the_dtype():

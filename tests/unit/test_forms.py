@@ -305,7 +305,8 @@ def test_a_variant_that_fails_names_its_shape(gru_cases):
     answers = [("ok", _canonical_outputs(c), "") for c in pp.calls]
     found = pair_forms.judge(pp, answers, lambda call, out: ("pass" if call.main else "fail", "Y off", None),
                              "float32")
-    assert found.verdict == "fail" and found.message.startswith("at ") and "through the same compiled model" in found.message
+    assert (found.verdict == "fail" and found.message.startswith("at ")
+            and "through the same compiled model" in found.message)
     assert [r["verdict"] for r in found.extra["runs"]] == ["pass", "fail", "fail"]
 
 

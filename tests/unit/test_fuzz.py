@@ -176,7 +176,8 @@ def test_a_finding_that_needs_fewer_features_supersedes_one_of_the_same_origin(t
     with_b = next(c for c in cases if "B" in c.tensors and "initial_h" not in c.tensors)
     plain = dataclasses.replace(with_b, tensors={k: v for k, v in with_b.tensors.items() if k != "B"})
     record = Record.from_dict({"target": "x-1/CPU@onnx-22", "runtime": "x", "device": "CPU", "config": "default",
-                               "spec": "onnx-22", "verdict": "fail", "message": "Y[0] = 1, but should be within 0 … 0.5"})
+                               "spec": "onnx-22", "verdict": "fail",
+                               "message": "Y[0] = 1, but should be within 0 … 0.5"})
     campaign = Campaign(CampaignConfig(targets=[], out_dir=tmp_path / "found"))
     campaign._start = time.monotonic()
     findings = [Finding(origin(record, c), case_tokens(c), c, [record]) for c in (with_b, plain)]

@@ -56,10 +56,12 @@ def test_an_entry_by_features_covers_corpus_and_fuzz_cases_alike(tmp_path):
     expectations = Expectations.load([path])
     base = {"target": "wrong-clip-after-activation-test-double/CPU@onnx-22", "verdict": "fail"}
     for case_id in ("gru/clip[clip=0.5]", "fuzz/gru-0123456789[act=Relu,clip]"):
-        assert classify(Record.from_dict(dict(base, case=case_id, features=["B", "act=Relu", "clip"])), expectations)["gate"] == "expected"
-    assert classify(Record.from_dict(dict(base, case="x", features=["clip"])), expectations)["gate"] == "new"       # no act
+        assert classify(Record.from_dict(dict(base, case=case_id, features=["B", "act=Relu", "clip"])),
+                        expectations)["gate"] == "expected"
+    # no act
+    assert classify(Record.from_dict(dict(base, case="x", features=["clip"])), expectations)["gate"] == "new"
     assert classify(Record.from_dict(dict(base, case="x", features=["act=Elu", "clip"])), expectations)["gate"] == "new"
-    assert classify(Record.from_dict(dict(base, case="x")), expectations)["gate"] == "new"    # a record without features
+    assert classify(Record.from_dict(dict(base, case="x")), expectations)["gate"] == "new"    # no features
 
 
 @pytest.mark.parametrize("item, words", [("[]", "a list of features"), ("[[]]", "a features item"),
@@ -116,7 +118,8 @@ def test_one_divergence_is_one_signature_across_ops_configurations_versions_and_
     # a plain-path divergence stays with its op
     assert signature(a, frozenset()) == "openvino/CPU@onnx|rejected|GRU|plain"
     # whether an invalid case is checked does not depend on its values
-    assert cause("accepted-invalid", {"clip", "subnormal", "large", "violates=hidden_size"}) == {"clip", "violates=hidden_size"}
+    assert cause("accepted-invalid", {"clip", "subnormal", "large", "violates=hidden_size"}) == {
+        "clip", "violates=hidden_size"}
 
 
 def test_a_written_finding_covers_every_op_unless_it_is_plain(tmp_path):
@@ -158,7 +161,8 @@ def test_a_reduced_finding_is_written_once_with_what_it_needs(tmp_path):
     text = written.path.read_text()
     assert "the finding needs: B, clip, initial_h" in text and "then reduced" in text and "initial_h" in text
     other = dataclasses.replace(case, op="GRU")
-    campaign._write(Finding(origin(_record("precision=pinned", verdict="fail"), other), features(case), other, [record]))
+    campaign._write(Finding(origin(_record("precision=pinned", verdict="fail"), other), features(case), other,
+                            [record]))
     assert len(campaign.result.written) == 1      # the pinned configuration's copy is the same finding
 
 
@@ -166,7 +170,8 @@ def test_the_shipped_expectations_know_the_runtimes_divergences_by_feature():
     shipped = Expectations.load([ROOT / "expectations"])
 
     def gate(target, verdict, tokens, case="fuzz/lstm-0123456789"):
-        return classify(Record.from_dict({"case": case, "target": target, "verdict": verdict, "features": tokens}), shipped)["gate"]
+        return classify(Record.from_dict({"case": case, "target": target, "verdict": verdict, "features": tokens}),
+                        shipped)["gate"]
 
     ov = "openvino-2026.4.1/CPU/precision=pinned@onnx-14"
     assert gate(ov, "fail", ["P", "B"]) == "expected"                  # ignores peepholes

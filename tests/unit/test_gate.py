@@ -36,7 +36,7 @@ def test_classify_rules(tmp_path):
         """)])
     rec = {"case": "a1", "target": "rt-1/CPU@onnx-14", "verdict": "crash"}
     assert classify(Record.from_dict(rec), exp)["gate"] == "expected"
-    assert classify(Record.from_dict(dict(rec, verdict="fail")), exp)["gate"] == "new"  # the entry names another verdict
+    assert classify(Record.from_dict(dict(rec, verdict="fail")), exp)["gate"] == "new"  # entry: another verdict
     assert classify(Record.from_dict(dict(rec, verdict="pass")), exp)["gate"] == "fixed"
     assert classify(Record.from_dict(dict(rec, target="other/CPU@onnx-14")), exp)["gate"] == "new"
     base = Baseline({("a1", "rt/CPU@onnx-14"): "crash"})
@@ -89,8 +89,9 @@ def test_a_config_entry_covers_only_pairs_within_their_declared_precision(tmp_pa
     assert classify(Record.from_dict(_bf16_record(precision="f16")), exp)["gate"] == "expected"
     assert classify(Record.from_dict(_bf16_record(declared="fail")), exp)["gate"] == "new"          # wrong beyond bf16
     assert classify(Record.from_dict(_bf16_record(precision="f32", declared="")), exp)["gate"] == "new"
-    assert classify(Record.from_dict(_bf16_record(verdict="pass")), exp)["gate"] == "ok"            # a class: not "fixed"
-    assert classify(Record.from_dict({k: v for k, v in _bf16_record().items() if k != "effective"}), exp)["gate"] == "new"
+    assert classify(Record.from_dict(_bf16_record(verdict="pass")), exp)["gate"] == "ok"   # a class: not "fixed"
+    assert classify(Record.from_dict({k: v for k, v in _bf16_record().items() if k != "effective"}),
+                    exp)["gate"] == "new"
 
 
 def test_config_without_within_covers_every_failure_in_that_configuration(tmp_path):
@@ -111,7 +112,8 @@ def test_config_without_within_covers_every_failure_in_that_configuration(tmp_pa
     ("- config: {precision: []}\n  kind: reduced-precision\n  reason: r\n", "a value or a list of values"),
     ("- config: {precision: bf16}\n  within: spec\n  kind: reduced-precision\n  reason: r\n",
      "within 'spec' is not one of declared"),
-    ("- config: {precision: bf16}\n  tolerance: {abs: 1, source: s}\n  reason: r\n", "cannot depend on the configuration"),
+    ("- config: {precision: bf16}\n  tolerance: {abs: 1, source: s}\n  reason: r\n",
+     "cannot depend on the configuration"),
 ])
 def test_a_malformed_config_entry_is_an_error_with_its_line(tmp_path, body, message):
     path = tmp_path / "bad.yaml"

@@ -117,7 +117,7 @@ def test_top_level_versions_are_inherited_and_overridden(tmp_path):
     assert exp.match(Record.from_dict(_record("1.32.0"))) is inherits
     assert exp.match(Record.from_dict(_record("1.19.0"))) is None
     assert exp.match(Record.from_dict(_record("1.18.2", case="lstm/x"))) is own
-    assert exp.match(Record.from_dict(_record("1.32.0", case="lstm/x"))) is None   # the file's >=1.20 does not apply to it
+    assert exp.match(Record.from_dict(_record("1.32.0", case="lstm/x"))) is None   # the file's >=1.20: not to it
     # a second file without top-level versions is not affected by the first's
     other = _load(tmp_path, """\
         entries:

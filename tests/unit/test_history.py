@@ -78,4 +78,5 @@ def test_an_import_that_prints_a_system_error_fails_the_import_check():
     assert problem.startswith("the import printed SystemError: <built-in function __import__>")
     assert "compiled using NumPy 1.x" in problem
     assert import_problem(0, "UserWarning: something harmless\n") == ""
-    assert import_problem(1, "Traceback ...\nImportError: libfoo.so: cannot open") == "ImportError: libfoo.so: cannot open"
+    assert import_problem(1, "Traceback ...\nImportError: libfoo.so: cannot open") == (
+        "ImportError: libfoo.so: cannot open")

@@ -132,7 +132,8 @@ def _terminal_records():
 def test_terminal_tables_never_cut_columns_in_a_log():
     from conformance.report.terminal import summary as terminal_summary
     console, buf = _console(width=80, terminal=False)
-    terminal_summary(console, records_of(_terminal_records()), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, clusters=None)
+    terminal_summary(console, records_of(_terminal_records()), [], [], "OUT", ran=1, resumed=0, wall_s=1.0,
+                     clusters=None)
     out = buf.getvalue()
     assert "…" not in out
     line = next(x for x in out.splitlines() if "onnx-14:" in x and "a-very-long" in x)
@@ -145,18 +146,21 @@ def test_terminal_tables_never_cut_columns_in_a_log():
     assert all(i < known for i, x in enumerate(tail) if x.startswith("NEW "))
     # a wide terminal gets the table
     console, buf = _console(width=250, terminal=True)
-    terminal_summary(console, records_of(_terminal_records()), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, clusters=None)
+    terminal_summary(console, records_of(_terminal_records()), [], [], "OUT", ran=1, resumed=0, wall_s=1.0,
+                     clusters=None)
     assert "verdicts per target" in buf.getvalue() and "┃" in buf.getvalue()
     # a narrow terminal gets one line per target: rich's own measure clips a table to the width
     console, buf = _console(width=80, terminal=True)
-    terminal_summary(console, records_of(_terminal_records()), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, clusters=None)
+    terminal_summary(console, records_of(_terminal_records()), [], [], "OUT", ran=1, resumed=0, wall_s=1.0,
+                     clusters=None)
     assert "…" not in buf.getvalue() and "┃" not in buf.getvalue()
 
 
 def test_terminal_quiet_and_verbose():
     from conformance.report.terminal import summary as terminal_summary
     console, buf = _console(terminal=False)
-    terminal_summary(console, records_of(_terminal_records()), [], [], "OUT", ran=1, resumed=0, wall_s=1.0, verbosity=-1)
+    terminal_summary(console, records_of(_terminal_records()), [], [], "OUT", ran=1, resumed=0, wall_s=1.0,
+                     verbosity=-1)
     quiet = buf.getvalue()
     assert "verdicts per target" not in quiet and "new failing verdicts in" in quiet and "repro:" in quiet
     assert "fail message" not in quiet                                   # no per-pair messages
@@ -176,7 +180,8 @@ def test_trimmed_results_still_resume_gate_baseline_and_report(tmp_path):
     full = {"worst_elements": {"Y": [{"index": [0], "ratio": 9.0}]}, "error_by_step": {"Y": [1.0]},
             "oracle": {"digits": 30}, "effective": {"precision": "f32"}, "features": ["clip"], "pair_digest": "d"}
     recs = [record(case="gru/new", gate="new", case_digest="aaaaaaaa1", **full),
-            record(case="gru/new", target="rt-2/CPU@onnx-14", verdict="pass", gate="ok", case_digest="aaaaaaaa1", **full),
+            record(case="gru/new", target="rt-2/CPU@onnx-14", verdict="pass", gate="ok", case_digest="aaaaaaaa1",
+                   **full),
             record(case="gru/known", gate="expected", expected=entry, case_digest="bbbbbbbb1", ratio=5.0,
                    worst={"ratio": 5.0}, **full),
             record(case="gru/ok", verdict="pass", gate="ok", case_digest="cccccccc1", **full)]
@@ -202,7 +207,8 @@ def test_trimmed_results_still_resume_gate_baseline_and_report(tmp_path):
     assert all(store.is_done(r["case"], r["target"], "d") for r in recs)
     store.close()
     base = Baseline.load(tmp_path / "results.jsonl")
-    assert not base.regressed(Record.from_dict(dict(recs[2]))) and base.regressed(Record.from_dict(dict(recs[3], verdict="fail")))
+    assert (not base.regressed(Record.from_dict(dict(recs[2])))
+            and base.regressed(Record.from_dict(dict(recs[3], verdict="fail"))))
     assert classify(Record.from_dict(ok), None, base)["gate"] == "ok"
     index = render(records_of(lines), {"suite": "t"}, tmp_path / "report", clusters=None)
     assert "gru/known" in index.read_text()

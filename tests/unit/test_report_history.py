@@ -255,7 +255,8 @@ def entries(tmp_path, targets: str, *reasons: str) -> Expectations:
     """An expectations file for ``targets`` with one entry per reason (its cases: the reason's first word*)."""
     path = tmp_path / "entries.yaml"
     path.write_text(f'targets: "{targets}"\nentries:\n' + "".join(
-        f'  - cases: "double/{r.split()[0]}*"\n    kind: known-bug\n    reason: {r}\n' for r in reasons), encoding="utf-8")
+        f'  - cases: "double/{r.split()[0]}*"\n    kind: known-bug\n    reason: {r}\n' for r in reasons),
+        encoding="utf-8")
     return Expectations.load([path])
 
 
@@ -373,7 +374,8 @@ def test_a_refusal_whose_cases_fail_with_a_broader_divergence_is_fixed():
 
 def test_the_gate_fails_on_new_classes_of_the_newest_release_and_on_uncovered_regressions():
     base = strip_records("double/c[x=1]", {"1.0": "fail", "2.0": "pass", "3.0": "fail"}, gate="new")
-    model = build(records_of(base + strip_records("double/k[x=1]", {"1.0": "fail", "2.0": "fail", "3.0": "pass"}, gate="new")))
+    model = build(records_of(base + strip_records("double/k[x=1]", {"1.0": "fail", "2.0": "fail", "3.0": "pass"},
+                                                  gate="new")))
     gate = model["gate"]
     assert gate["status"] == 1 and gate["newest"] == {"double": "3.0"}
     assert [u["name"] for u in gate["uncovered"]] == ["double: fails in double/c"]
@@ -384,7 +386,8 @@ def test_the_gate_fails_on_new_classes_of_the_newest_release_and_on_uncovered_re
     assert gate["status"] == 0 and gate["uncovered"] == [] and gate["regressions"] == []
     assert [r["again"] for r in gate["known_regressions"]] == ["3.0"]
     # the newest release ran clean, the older ones did not: status 0
-    assert build(records_of(strip_records("double/k[x=1]", {"1.0": "fail", "2.0": "pass"}, gate="new")))["gate"]["status"] == 0
+    assert build(records_of(strip_records("double/k[x=1]", {"1.0": "fail", "2.0": "pass"},
+                                          gate="new")))["gate"]["status"] == 0
 
 
 def test_support_timelines_show_the_first_release_that_accepts_each_op():
@@ -399,7 +402,8 @@ def test_support_timelines_show_the_first_release_that_accepts_each_op():
     assert model["releases"]["double"] == ["1.0", "2.0", "2.5", "3.0"]
     gru, lstm = rows[("onnx-22", "GRU")], rows[("onnx-22", "LSTM")]
     assert gru["states"] == ["refuses", "accepts", None, "accepts"] and (gru["first"], gru["since"]) == ("2.0", "2.0")
-    assert lstm["states"] == ["refuses", "refuses", None, "accepts"] and (lstm["first"], lstm["since"]) == ("3.0", "3.0")
+    assert (lstm["states"] == ["refuses", "refuses", None, "accepts"]
+            and (lstm["first"], lstm["since"]) == ("3.0", "3.0"))
     assert lstm["why"] == {"1.0": "1.0 says no", "2.0": "2.0 says no"} and lstm["lines"] == ["double/CPU@onnx-22"]
     versions = {v["release"]: v["state"] for v in model["versions"]["double"]}
     assert versions["2.5"] == "broken" and versions["2.0"] == "ready"
@@ -432,7 +436,8 @@ def test_the_terminal_table_keeps_versions_whole_names_files_relatively_and_narr
 
 
 def test_expectations_that_cover_nothing_give_one_warning_with_a_count(tmp_path):
-    model = build(records_of(records()), expectations=entries(tmp_path, "double-*/CPU@*", "never seen", "nothing either"))
+    model = build(records_of(records()),
+                  expectations=entries(tmp_path, "double-*/CPU@*", "never seen", "nothing either"))
     out = io.StringIO()
     print_history(Console(file=out, width=80), model)
     text = out.getvalue()
@@ -449,7 +454,7 @@ def test_bisect_narrows_a_change_of_support_as_it_narrows_a_class():
     every = {"double": ["1.0", "1.2", "1.4", "1.6", "2.0", "2.5", "3.0"]}
     tried = {("double", v) for v in ("1.0", "2.0", "3.0")}
     assert gaps_in(model, tried, every) == [("double", "1.4")]
-    assert gaps_in(model, tried | {("double", "1.4")}, every) == [("double", "1.6")]   # a release tried is not asked again
+    assert gaps_in(model, tried | {("double", "1.4")}, every) == [("double", "1.6")]   # tried: not asked again
 
 
 def test_repeats_go_where_a_boundary_or_a_regression_could_be_luck():
@@ -459,5 +464,6 @@ def test_repeats_go_where_a_boundary_or_a_regression_could_be_luck():
     recs = (strip_records("double/z[x=1]", {"1.0": "pass", "2.0": "fail", "3.0": "fail", "4.0": "pass"})
             + strip_records("double/c[x=1]", {"1.0": "fail", "2.0": "pass", "3.0": "fail", "4.0": "fail"}))
     wanted = suspects(build(records_of(recs)))
-    assert wanted == {("double", "1.0"): {"double/z[x=1]", "double/c[x=1]"}, ("double", "4.0"): {"double/z[x=1]", "double/c[x=1]"},
+    assert wanted == {("double", "1.0"): {"double/z[x=1]", "double/c[x=1]"},
+                      ("double", "4.0"): {"double/z[x=1]", "double/c[x=1]"},
                       ("double", "2.0"): {"double/c[x=1]"}, ("double", "3.0"): {"double/c[x=1]"}}

@@ -46,7 +46,8 @@ def _ids(**selection):
 
 
 def test_config_selects_by_the_configuration_asked_for():
-    pinned = ["openvino-2026.4.1/CPU/precision=pinned@onnx-14", "openvino-2026.4.1/CPU/precision=pinned@openvino-opset5"]
+    pinned = ["openvino-2026.4.1/CPU/precision=pinned@onnx-14",
+              "openvino-2026.4.1/CPU/precision=pinned@openvino-opset5"]
     assert _ids(configs=["precision=pinned"]) == (pinned, [])
     # as the id names it, device first; the measured part after the arrow is not selection
     assert _ids(devices=["CPU/precision=pinned"]) == (pinned, [])

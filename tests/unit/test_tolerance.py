@@ -2,8 +2,8 @@
 raise no false alarm under it.
 
 The runtime half runs every float32 and float16 case of the corpus (onnx-14) on onnxruntime CPU
-and on OpenVINO CPU reading the ONNX model with its precision pinned, in process, and judges each result under the derived
-tolerance (the default) and under the interim policy. A failure is either a *semantic divergence*
+and on OpenVINO CPU reading the ONNX model with its precision pinned, in process, and judges each result under the
+derived tolerance (the default) and under the interim policy. A failure is either a *semantic divergence*
 — the runtime computes another function: its worst error is more than 1% of the output's value
 scale (peepholes or input_forget ignored, another ThresholdedRelu default, a layout it gets wrong)
 — or a *false alarm*: a precision-sized error the derived bound should have admitted. There must

@@ -47,7 +47,8 @@ def make(op="GRU", form="sequence", dtype="float32", S=3, N=2, I=2, H=3, outputs
     for name, value in list(tensors.items()):
         if isinstance(value, str) and value == "random":
             tensors[name] = RNG.uniform(-1, 1, shapes[name]).astype(dtype if dtype != "bfloat16" else "float32")
-    return Case(id=f"test/{op.lower()}[{','.join(f'{k}={v}' for k, v in sorted(kw.items()) if not hasattr(v, 'shape'))}]",
+    return Case(id=f"test/{op.lower()}["
+                f"{','.join(f'{k}={v}' for k, v in sorted(kw.items()) if not hasattr(v, 'shape'))}]",
                 op=op, form=form, attributes=attributes, shape={"seq_length": S, "batch_size": N, "input_size": I},
                 dtype=dtype, tensors=tensors, outputs=tuple(outputs),
                 source=Where("cases/test/webnn.yaml", 3) if source else None)

@@ -106,7 +106,8 @@ def test_correct_implementations_get_the_classes_and_stay_within_the_bound(dtype
 
 
 def test_every_profile_dtype_and_layout_evaluates_non_finite_cases():
-    """No exception, no warning, bounds as oracles/README.md ("Non-finite inputs") says, JSON round trip, on random cases."""
+    """No exception, no warning, bounds as oracles/README.md ("Non-finite inputs") says, JSON round trip,
+    on random cases."""
     evaluated = 0
     for profile in ("onnx", "openvino", "directml"):
         for seed in range(30):

@@ -3,8 +3,9 @@
 ``NumpyRNN`` is a plain numpy implementation, correct, with a named hook at each point a bug
 changes (``HOOKS``). Each class in ``WRONG`` overrides one hook: a runtime plugin with one realistic
 bug, used to prove the suite's comparison catches it; each class in ``BENIGN`` differs from the
-correct mode acceptably and must pass. Every class carries ``ops``, ``visible_when``, ``select`` (a ``-k`` expression over ``cases/``) and, for the
-wrong ones, ``caught_by_interim``. Run one as a plugin: ``--runtime-plugin tests.doubles.wrong:<Class>``.
+correct mode acceptably and must pass. Every class carries ``ops``, ``visible_when``, ``select`` (a ``-k``
+expression over ``cases/``) and, for the wrong ones, ``caught_by_interim``. Run one as a plugin:
+``--runtime-plugin tests.doubles.wrong:<Class>``.
 """
 
 from tests.doubles.wrong.bugs import *  # noqa: F401,F403  (every plugin class, importable as tests.doubles.wrong:<Class>)

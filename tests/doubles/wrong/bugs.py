@@ -394,15 +394,17 @@ class BenignSummationOrder(Benign):
 
 class BenignActivationParamsPositional(Benign):
     """activation_alpha[k] / activation_beta[k] belong to the k-th activation. The ONNX text
-    ("consumed in the order of activation functions") admits this reading (docs/disagreements.md#activation-parameter-order), so
-    the oracle evaluates it as a documented reading and the suite must pass it."""
+    ("consumed in the order of activation functions") admits this reading
+    (docs/disagreements.md#activation-parameter-order), so the oracle evaluates it as a documented reading and
+    the suite must pass it."""
 
     name = "benign-activation-params-positional"
     bug = "activation-params-positional"
     ops = ("RNN", "GRU", "LSTM")
     visible_when = "activation_alpha_beta cases, where the popped and positional readings differ"
     select = "activation_alpha_beta and activation_alpha=[0.3]] and not =HardSigmoid+Elu, and not =Elu+LeakyRelu,"
-    why = "a documented reading of ONNX (docs/disagreements.md#activation-parameter-order): passes, matching the reading 'ab-pos'"
+    why = ("a documented reading of ONNX (docs/disagreements.md#activation-parameter-order): "
+           "passes, matching the reading 'ab-pos'")
 
     def activation_params(self, names, alphas, betas):
         return [(alphas[k] if k < len(alphas) else None, betas[k] if k < len(betas) else None)
