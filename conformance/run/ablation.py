@@ -252,17 +252,17 @@ def _fair_quota(by_target: dict, cases_by_id: dict, budget: int) -> dict:
     return quota
 
 
-def _merge(explained, cases_by_id: dict | None = None, family_of_target: dict | None = None) -> list[dict]:
+def _merge(explained, cases_by_id: dict | None = None, runtime_family_of: dict | None = None) -> list[dict]:
     """One cluster per (runtime family, verdict, cause), merged across spec versions, devices and
     configurations: the targets it shows on are listed (``targets``, and ``cases_by_target``: which
     of its cases failed where). The sentences name no values (clip 0.5, Elu) and no case family, so
     one cause is one cluster (a refusal of every LSTMSequence-1 is one cluster, not one per case family);
     the activations a cluster's cases use are listed beside it. ``target`` is the first target, for
     readers of the one-target clusters written before."""
-    family_of_target = family_of_target or {}
+    runtime_family_of = runtime_family_of or {}
     merged: dict[tuple[str, str, str], dict[str, Any]] = {}
     for (target, verdict, family, _), ids, cause, features, results in explained:
-        runtime = family_of_target.get(target) or target.split("/", 1)[0]
+        runtime = runtime_family_of.get(target) or target.split("/", 1)[0]
         key = (runtime, verdict, cause)
         c = merged.setdefault(key, {"runtime": runtime, "verdict": verdict, "cause": cause, "features": features,
                                     "case_families": [], "cases": [], "targets": [], "cases_by_target": {},
