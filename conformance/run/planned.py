@@ -33,7 +33,9 @@ class Planned:
         self.engine = engine
         self.plans: dict[tuple[int, str], dict[str, Any]] = {}   # (case index, target id) -> its state
         self.waiting: defaultdict[Any, list] = defaultdict(list)  # oracle key -> plans waiting on it
-        self.requested: set = set()        # oracle keys of other inputs already asked for
+        #: oracle keys of other inputs asked for and not yet answered; a result the engine has released
+        #: (every plan that needed it judged) is asked for again by a plan scheduled later
+        self.in_flight: set = set()
 
     def jobs(self, ci: int, case, target, prog):
         """The jobs of a pair run as a plan: the oracle for each other input it judges (a variant at
@@ -64,11 +66,11 @@ class Planned:
             okey = (("variant", ci, other.id), spec.semantics)
             okeys.add(okey)
             engine.runs_left[okey] += 1
-            if okey in self.requested or okey in engine.oracle:
+            if okey in self.in_flight or okey in engine.oracle:
                 continue
-            self.requested.add(okey)
-            job = engine.oracle_job(okey, other, spec.semantics)
+            job = engine.oracle_job(okey, other, spec.semantics)   # None: read from the disk cache
             if job is not None:
+                self.in_flight.add(okey)
                 yield job
         self.plans[(ci, target.id)] = {"target": target, "prog": prog, "plan": pp, "okeys": okeys, "outcome": None}
         yield Job(("plan", ci, target, prog), "plan", (target.ref, pp.plan),
@@ -83,6 +85,7 @@ class Planned:
 
     def oracle_in(self, okey) -> None:
         """An oracle result arrived: the plans waiting on it may be ready."""
+        self.in_flight.discard(okey)
         for pkey in self.waiting.pop(okey, []):
             self._ready(pkey)
 
