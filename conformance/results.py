@@ -24,8 +24,10 @@ class Expected(TypedDict, total=False):
 
 
 class Declared(TypedDict, total=False):
-    """The second judgement: the pair against the precision it computed in (docs/configuration.md)."""
+    """The second judgement: the pair against the precision it computed in (docs/configuration.md), and
+    the kernel's measured activations where they are less accurate than the model's (docs/precision.md)."""
     precision: str
+    activations: str
     verdict: str
     ratio: float | str | None
     max_abs_err: float | str | None
@@ -155,6 +157,7 @@ class Record:
     effective = Field[dict[str, Any] | None](None, "the configuration the pair ran in (open: config keys)")
     path = Field[dict[str, Any] | None](None, "the path the recurrent node took (device, provider)")
     fallback = Field[Any](None, "where the node ran elsewhere than the target (docs/forms.md)")
+    unsound = Field[bool](False, "the call raised and left its worker unable to compute: retired (docs/isolation.md)")
     batch = Field[dict[str, Any] | None](None, "how a batched pair was run")
     notes = Field[list[str]]([], "the translator's and the case's notes")
     program = Field[str]("", "the program file the runtime ran")

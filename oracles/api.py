@@ -15,7 +15,7 @@ from .problem import build_problem
 from .profiles import get_profile
 from .readings import solve
 from .result import OracleResult
-from .stack import evaluate_stack, layers_of
+from .stack import evaluate_stack, layers_of, stack_bounds
 
 #: bump whenever the semantics, the result format or the precision model (precision/, its
 #: constants included) change: it is part of the cache key.
@@ -165,7 +165,8 @@ class Narrowed:
 
 def computed_in(op: str, attributes: dict, tensors: dict, profile: str, choices: dict,
                 compute: str, accumulation: str | None = None,
-                rounding: str = "nearest", statistical: bool = True, kernel: bool = True) -> Narrowed:
+                rounding: str = "nearest", statistical: bool = True, kernel: bool = True,
+                act_ulps: dict | None = None) -> Narrowed:
     """The precision model's bound for a reduced-precision kernel that computes in ``compute``
     instead of the inputs' dtype (bfloat16, float16 or tfloat32 for a float32 model; float32 for a
     float64 one): precision.kernel, docs/precision.md ("Reduced-precision kernels").
@@ -181,7 +182,11 @@ def computed_in(op: str, attributes: dict, tensors: dict, profile: str, choices:
     with ``statistical`` (and rounding to nearest, finite inputs) also the statistical model's
     scale and offset (precision.sigma), and its parameters in ``model["statistical"]``.
     ``kernel=False``: the model before kernel-v1 (the narrower type's own arithmetic, the inputs
-    rounded to it, the rigorous bound only), for comparison.
+    rounded to it, the rigorous bound only), for comparison. ``compute`` may be the inputs' own dtype
+    where ``act_ulps`` is given: a kernel in the model's type whose tanh and sigmoid are accurate to
+    the measured {"Tanh": k, "Sigmoid": k} ulps (precision.with_activations; capped at
+    precision.ACT_ULPS_CEILING). A stack of layers (num_layers > 1, torch.nn's) is walked layer by layer
+    (stack.stack_bounds), with the rigorous bound only.
     """
     semantics = get_profile(profile)
     values = {pid: point.choices[0].value for pid, point in semantics.points.items()}
@@ -193,6 +198,13 @@ def computed_in(op: str, attributes: dict, tensors: dict, profile: str, choices:
     if compute not in precision.ACCUMULATIONS:
         raise OracleError(f"compute={compute!r} is not a type the precision model knows; it knows "
                           f"{sorted(precision.ACCUMULATIONS)!r}.")
+    if accumulation not in (None, *precision.ACCUMULATIONS[compute]):
+        raise OracleError(f"accumulation={accumulation!r} is not admitted for {compute}; admitted: "
+                          f"{list(precision.ACCUMULATIONS[compute])!r}.")
+    if _stacked(attributes):
+        bounds, model = stack_bounds(op, attributes, tensors, semantics, values, compute, accumulation, rounding,
+                                     kernel, act_ulps)
+        return Narrowed({name: np.where(np.isnan(b), np.inf, b) for name, b in bounds.items()}, model)
     problem = build_problem(op, attributes, tensors, semantics)
     if accumulation not in (None, *precision.ACCUMULATIONS[compute]):
         raise OracleError(f"accumulation={accumulation!r} is not admitted for {compute}; admitted: "
@@ -200,11 +212,12 @@ def computed_in(op: str, attributes: dict, tensors: dict, profile: str, choices:
     if rounding not in precision.ROUNDINGS:
         raise OracleError(f"rounding={rounding!r} is not one of {list(precision.ROUNDINGS)!r}.")
     bounds, model = precision.bound(problem, values, dtype=compute, accumulation=accumulation,
-                                    rounding=rounding, kernel=kernel)
+                                    rounding=rounding, kernel=kernel, act_ulps=act_ulps)
     # no finite bound where the float64 trajectory overflowed (or a direction is unspecified,
     # which the reading's own mask covers): inf, as Expected.bound has it
     bounds = {name: np.where(np.isnan(b), np.inf, b) for name, b in bounds.items()}
-    found = precision.sigma(problem, values, compute, accumulation, rounding) if statistical and kernel else None
+    found = (precision.sigma(problem, values, compute, accumulation, rounding, act_ulps=act_ulps)
+             if statistical and kernel else None)
     sigma = offset = None
     if found is not None:
         elements = int(sum(b.size for b in bounds.values()))
@@ -212,7 +225,8 @@ def computed_in(op: str, attributes: dict, tensors: dict, profile: str, choices:
                  for k, v in found["sigma"].items()}
         offset = found["offset"]
         model["statistical"] = precision.statistical.describe(
-            found["samples"], elements, precision.arithmetic_of(problem, compute, accumulation, rounding))
+            found["samples"], elements, precision.arithmetic_of(problem, compute, accumulation, rounding,
+                                                                act_ulps=act_ulps))
     model.update(precision.shape_facts(problem))
     return Narrowed(_to_layout(problem, bounds) or {}, model, _to_layout(problem, sigma),
                     _to_layout(problem, offset))

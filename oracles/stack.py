@@ -163,3 +163,44 @@ def evaluate_stack(op: str, attributes: dict, tensors: dict, semantics, prec: in
                         readings=[Reading(name="default", description=description, outputs=outputs, choices={})],
                         certificate=certificate(pairs, prec, check_prec), ambiguities=[],
                         notes=list(dict.fromkeys(notes)), precision=model)
+
+
+def stack_bounds(op: str, attributes: dict, tensors: dict, semantics, values: dict, compute: str,
+                 accumulation: str | None, rounding: str, kernel: bool, act_ulps: dict | None = None
+                 ) -> tuple[dict, dict]:
+    """The precision model's bound for a stack computed by a kernel in ``compute`` (api.computed_in for
+    num_layers > 1): each layer walked as one problem, its input the float64 trajectory of the layer
+    below (a bound needs a few correct digits, not the oracle's exact values) carrying that layer's
+    bound, as evaluate_stack's bound does. Per output (layout 0) and the model's parameters; the
+    statistical model does not take stacks (precision.sigma), so the rigorous bound alone."""
+    layers = layers_of(attributes)
+    one, per_layer = _split(op, attributes, tensors, layers)
+    if "layout" in one and one["layout"] != 0:
+        raise OracleError("layout=1 with num_layers > 1: give the stack's tensors in layout 0.")
+    X = np.asarray(tensors["X"])
+    x_floats, x_error = X.astype(np.float64), np.zeros(X.shape)
+    bounds: list = []
+    model: dict = {}
+    problems: list = []
+    for layer, found in enumerate(per_layer):
+        problem = build_problem(op, one, dict(found, X=X if layer == 0 else x_floats.astype(X.dtype)), semantics)
+        if layer:
+            problem.floats = dict(problem.floats, X=x_floats, X_error=x_error)
+        layer_bounds, model = precision.bound(problem, values, dtype=compute, accumulation=accumulation,
+                                              rounding=rounding, kernel=kernel, act_ulps=act_ulps)
+        trajectory, _ = precision.trajectory(problem, values)
+        bounds.append(layer_bounds)
+        problems.append(problem)
+        x_floats = _features_last(np.nan_to_num(trajectory["Y"], nan=0.0))
+        x_error = _features_last(np.nan_to_num(layer_bounds["Y"], nan=0.0))
+    out = {"Y": bounds[-1]["Y"]}
+    for name in problems[-1].info.outputs[1:]:
+        out[name] = np.concatenate([b[name] for b in bounds])
+    model = dict(model, **precision.shape_facts(problems[0]), layers=layers,
+                 stack="each layer's input carries the bound of the layer below's output")
+    return out, model
+
+
+def _features_last(y: np.ndarray) -> np.ndarray:
+    """A layer's Y [S, D, B, H'] as the next layer's X [S, B, D*H'] (both directions side by side)."""
+    return np.ascontiguousarray(y.transpose(0, 2, 1, 3).reshape(y.shape[0], y.shape[2], -1))

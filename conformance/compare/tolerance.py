@@ -144,7 +144,13 @@ def derived_source(model: dict, tol: Tolerance) -> str:
     if "steps" in model:
         steps = model["steps"]
         parts.append(f"{steps} step{'s' if steps != 1 else ''}")
-    parts.append(f"activations ≤ {model.get('k_act_ulps', '?'):g} ulp")
+    measured = model.get("measured_act_ulps")
+    if measured:  # the kernel's own tanh and sigmoid, as the activation probe measured them
+        parts.append("activations " + ", ".join(f"{name.lower()} ≤ {k:.3g} ulp" for name, k in measured.items())
+                     + f" (measured through the op; ceiling {model.get('act_ulps_ceiling', '?'):g}), others ≤ "
+                     f"{model.get('k_act_ulps', '?'):g} ulp")
+    else:
+        parts.append(f"activations ≤ {model.get('k_act_ulps', '?'):g} ulp")
     parts.append(f"first-order running error bound × {tol.factor:g}, floor {tol.floor_ulps:g} ulp")
     stat = model.get("statistical") or {}
     if tol.stat_scale:

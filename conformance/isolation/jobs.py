@@ -50,6 +50,9 @@ class Outcome:
     again: object = None        # run with a repeat: the second call's outputs (a list), or why there are none (str)
     batched: int = 0            # an outcome taken from a batch's answer: the batch's size
     artefacts: dict = field(default_factory=dict)  # run: what the runtime converted the program into {name: bytes}
+    #: crash: the call raised and left its worker unsound (conformance/isolation/soundness.py); the worker
+    #: was retired and the jobs it had not started ran on a fresh one
+    unsound: bool = False
 
 
 @dataclass

@@ -22,6 +22,7 @@ from typing import Any
 
 from conformance.isolation.processes import ORACLE, RUNTIME_KINDS, _own_group
 from conformance.isolation.processes import flush_streams as _flush
+from conformance.isolation.soundness import Canary, check, scratch, unsound_text
 
 #: the most of a call's printed output kept with its outcome (its tail)
 OUTPUT_KEPT = 4000
@@ -68,9 +69,12 @@ NO_INSTALL = {"PIP_NO_INDEX": "1", "PIP_NO_INPUT": "1", "PIP_DISABLE_PIP_VERSION
               "UV_NO_INDEX": "1"}
 
 
-def _serve(conn, binding, log: str | None = None) -> None:
+def _serve(conn, binding, log: str | None = None, canary: Canary | None = None) -> None:
     """Worker loop: receive (kind, payload), answer (status, value, error, detail, elapsed,
-    effective, describe). Only jobs of this worker's binding are accepted."""
+    effective, describe). Only jobs of this worker's binding are accepted. After a call in which
+    the runtime raised, the worker checks that it is still sound (conformance/isolation/soundness.py:
+    the runtime's ``sound()``, and ``canary``, the target's probe, run again); where it is not, it
+    answers ``unsound`` and exits. A successful probe becomes its canary."""
     _own_group()
     _capture(log)
     os.environ.update(NO_INSTALL)
@@ -86,6 +90,7 @@ def _serve(conn, binding, log: str | None = None) -> None:
             return
         kind, payload = msg
         start = time.perf_counter()
+        refused = ""   # the first refusal of a batch's program or a plan's call
         _flush()
         try:
             if kind in RUNTIME_KINDS:
@@ -99,11 +104,13 @@ def _serve(conn, binding, log: str | None = None) -> None:
                 returned: Any
                 if kind == "batch":
                     returned = _batch(runtime, *payload[1:])
+                    refused = next((r[2] for r in returned if r[0] == "error"), "")
                 elif kind == "plan":  # a runtime that runs plans elsewhere (a release's interpreter) takes it whole
                     from conformance.isolation.plans import execute
                     whole = getattr(runtime, "run_plan", None)
                     returned = whole(payload[1]) if callable(whole) else execute(runtime, payload[1], _as_arrays,
                                                                                    _effective)
+                    refused = next((c[2] for c in getattr(returned, "calls", []) if c[0] == "error"), "")
                 else:
                     _, model, feeds, *rest = payload
                     repeat_under = rest[0] if rest else 0.0
@@ -118,11 +125,21 @@ def _serve(conn, binding, log: str | None = None) -> None:
             _flush()
             tb = traceback.format_exc(limit=6)
             effective = _refused_in(runtime, exc)
-            conn.send(("error", None, f"{type(exc).__name__}: {exc}"[:4000], tb[-2000:],
-                       time.perf_counter() - start, effective, _describe(runtime, kind), None,
+            error = f"{type(exc).__name__}: {exc}"[:4000]
+            seen = check(runtime, canary, scratch(log), _flush) if kind in RUNTIME_KINDS and runtime else ""
+            conn.send(("unsound" if seen else "error", None, unsound_text(error, seen) if seen else error,
+                       tb[-2000:], time.perf_counter() - start, effective, _describe(runtime, kind), None,
                        _artefacts(runtime, kind)))
+            if seen:
+                return  # retired: the pool runs the jobs it would have run on a fresh worker
             continue
         elapsed = time.perf_counter() - start
+        if kind in ("batch", "plan") and refused:  # a program of it raised: is the worker still sound?
+            seen = check(runtime, canary, scratch(log), _flush)
+            if seen:
+                conn.send(("unsound", None, unsound_text(refused, seen), "", elapsed, _effective(runtime),
+                           {}, None, {}))
+                return
         if kind == "batch":
             value = [(status, out, error, elapsed / max(1, len(returned)), alone, effective)
                      for status, out, error, alone, effective in returned]
@@ -136,6 +153,8 @@ def _serve(conn, binding, log: str | None = None) -> None:
                 continue
         else:
             value = returned
+        if kind == "probe":  # a call known to work here: run again after a refusal (soundness.py)
+            canary = canary or Canary.of(payload[1], payload[2], value)   # the first: the arithmetic probe
         effective, described = _effective(runtime), _describe(runtime, kind)
         reported = getattr(returned, "effective", None) if kind == "plan" else None
         if reported:

@@ -55,6 +55,7 @@ from conformance.isolation.processes import (
     resident_bytes,
 )
 from conformance.isolation.serve import _serve, printed
+from conformance.isolation.soundness import Canary
 
 #: the largest job message sent ahead to a busy worker (a pipe's buffer holds it without blocking)
 AHEAD_BYTES = 32 << 10
@@ -68,11 +69,11 @@ POLL_S = 0.25          # how often memory is read while jobs run
 
 
 class _Worker:
-    def __init__(self, binding, log: str | None = None):
+    def __init__(self, binding, log: str | None = None, canary: Canary | None = None):
         self.binding = binding
         self.log = log
         self.conn, child = _CTX.Pipe()
-        self.proc = _CTX.Process(target=_serve, args=(child, binding, log), daemon=True)
+        self.proc = _CTX.Process(target=_serve, args=(child, binding, log, canary), daemon=True)
         self.proc.start()
         child.close()
         assert self.proc.pid is not None  # a started process has its pid
@@ -171,6 +172,10 @@ class Pool:
         self.sent_ahead = 0   # jobs sent to a busy worker ahead of its answer (_send_ahead)
         self._retried: dict[int, Job] = {}  # jobs sent ahead to a worker that died before starting them (held)
         self._idle_budget = (_total_memory() or 8 << 30) // IDLE_SHARE
+        #: binding -> the call its probe made (conformance/isolation/soundness.py): every worker of that
+        #: binding started later runs it again after a refusal, to tell whether it is still sound
+        self._canaries: dict = {}
+        self.retired_unsound = 0  # workers retired because a call left them unsound
 
     def submit(self, job: Job) -> None:
         """Queue a job; may be called while :meth:`outcomes` is being iterated (a batched pair run
@@ -256,7 +261,7 @@ class Pool:
             old, _ = self._idle.popitem(last=False)
             self._retire(old)
         self._spawned += 1
-        w = _Worker(binding, os.path.join(self._logs.name, f"worker-{self._spawned}.log"))
+        w = _Worker(binding, os.path.join(self._logs.name, f"worker-{self._spawned}.log"), self._canaries.get(binding))
         self._reaper.tell("add", w.pgid)
         return w
 
@@ -307,6 +312,13 @@ class Pool:
                         self._send_ahead()
                         continue
                     job = w.job
+                    if status == "unsound":  # the call left the worker unable to compute: retired
+                        self.retired_unsound += 1
+                        yield from self._replace(w, "crash", error, Outcome(job.key, "crash", None, error, detail,
+                                                 elapsed, effective, describe, said[0] if said else "", unsound=True))
+                        continue
+                    if status == "ok" and job.kind == "probe" and job.binding not in self._canaries:
+                        self._canaries[job.binding] = Canary.of(job.payload[1], job.payload[2], value)
                     if w.next is not None:
                         w.advance()
                     else:
@@ -337,11 +349,12 @@ class Pool:
                 return f"worker died from signal {-code}"
         return f"worker exited with status {code}"
 
-    def _replace(self, w: _Worker, status: str, text: str):
-        """The busy worker ``w`` killed and forgotten; its job's Outcome (``status``), yielded. A job
-        sent ahead that the worker had not started when it died (it died between answering its
-        previous job and starting this one: a runtime's late crash, at exit or in a destructor) is
-        not charged: it runs again, first, once (``_retried``)."""
+    def _replace(self, w: _Worker, status: str, text: str, outcome: Outcome | None = None):
+        """The busy worker ``w`` killed and forgotten; its job's Outcome (``status``, or ``outcome``
+        where the worker answered before it was retired), yielded. A job sent ahead that the worker
+        had not started when it died (it died between answering its previous job and starting this
+        one: a runtime's late crash, at exit or in a destructor) is not charged: it runs again,
+        first, once (``_retried``)."""
         job = w.job
         assert job is not None  # only a busy worker is replaced
         w.kill()
@@ -361,6 +374,10 @@ class Pool:
             self._retried[id(job)] = job
             self._queue.insert(0, job)
             self._queued[job.binding] += 1
+            return
+        if outcome is not None:
+            outcome.output = outcome.output or output
+            yield outcome
             return
         yield Outcome(job.key, status, error=text, output=output)
 

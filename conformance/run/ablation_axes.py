@@ -21,21 +21,33 @@ def pinned_sibling(target, targets):
                  == (target.runtime, target.version, target.device, target.spec, target.format)), None)
 
 
-def _configuration_cause(target, precision: str, pinned_verdict: str | None, dtype: str = "") -> tuple[str, list]:
+def _configuration_cause(target, precision: str, pinned_verdict: str | None, dtype: str = "",
+                         activations: str = "") -> tuple[str, list]:
     """(cause, features): 'fails only in the default configuration, which computes in bf16 on this
     CPU (AMD EPYC): ...', ["configuration"]. The CPU is named by its model (run.json and the
     report's target list have its flags). Where the precision is pinned to the model's type and it
     still computes narrower (float64 in f32), the cause is the dtype, not the configuration; where
-    the pinned configuration fails too, the configuration is not the cause either."""
-    from conformance.runtimes.effective import host
+    the pinned configuration fails too, the configuration is not the cause either. ``activations``:
+    the kernel's own tanh and sigmoid, measured through the op beyond the model's (the record's
+    ``effective``; docs/precision.md, "Measured activations"), which the declared judgement admitted."""
+    from conformance.runtimes.effective import host, of_dtype
     where = f"on this CPU ({host().get('cpu') or '?'})" if target.device == "CPU" else f"on {target.device}"
+    if activations and dtype and precision == of_dtype(dtype).name:  # the model's type: the activations alone
+        return (f"fails only through its kernel's own activations {where} ({activations}, measured through the "
+                f"op): within the bound of a {dtype} kernel with them", ["configuration"])
     if base_config(target.config) == PINNED:   # pinned, in the plain form or in another
         return (f"fails whenever the dtype is {dtype or '?'}: it computes in {precision} {where} even with the "
                 f"precision pinned to the model's type (within the {precision} bound)", ["dtype"])
-    head = (f"fails only in the {target.config} configuration, which computes in {precision} {where}: "
+    kernel = f" with its kernel's own activations ({activations}, measured through the op)" if activations else ""
+    head = (f"fails only in the {target.config} configuration, which computes in {precision}{kernel} {where}: "
+            f"within that bound" if kernel else
+            f"fails only in the {target.config} configuration, which computes in {precision} {where}: "
             f"within the {precision} bound")
     if pinned_verdict is None:
         return head + " (no pinned-precision configuration to compare with)", ["configuration"]
+    if pinned_verdict == "within-declared":
+        return (head + ", and with the precision pinned it fails only through its kernel's own activations "
+                "(within their measured bound)", ["configuration"])
     if pinned_verdict in CLEAN:
         return head + ", and passes with the precision pinned", ["configuration"]
     return (f"fails in both configurations: in the {target.config} one it is within the {precision} bound it "
@@ -63,22 +75,25 @@ def _ablate_configuration(within, target, targets, cases_by_id, records, pool, f
         if sibling is not None and ids[0] not in verdicts and deadline is not None and time.monotonic() > deadline:
             explained.append((key, ids, out_of_time, [], []))
             continue
-        precision = _precision_of(records, key[0], ids[0])
+        precision, activations = _precision_of(records, key[0], ids[0])
         pinned = verdicts.get(ids[0]) if sibling is not None else None
         if sibling is not None and pinned is None:
             pinned = "not run (the ablation budget was spent)"
-        cause, features = _configuration_cause(target, precision, pinned, cases_by_id[ids[0]].dtype)
+        cause, features = _configuration_cause(target, precision, pinned, cases_by_id[ids[0]].dtype, activations)
         results = [] if sibling is None else [{"case": ids[0], "feature": "configuration",
                                                "change": sibling.config_label, "verdict": pinned}]
         explained.append((key, ids, cause, features, results))
     return ran
 
 
-def _precision_of(records: list[Record], target_id: str, case_id: str) -> str:
+def _precision_of(records: list[Record], target_id: str, case_id: str) -> tuple[str, str]:
+    """(the precision the pair's declared judgement is at, the kernel's measured activations it admitted, or
+    '') from the run's record of it."""
     for r in records:
         if r.target == target_id and r.case == case_id:
-            return (r.declared or {}).get("precision") or (r.effective or {}).get("precision", "?")
-    return "?"
+            return ((r.declared or {}).get("precision") or (r.effective or {}).get("precision", "?"),
+                    str((r.effective or {}).get("activations", "")) if (r.declared or {}).get("activations") else "")
+    return "?", ""
 
 
 def plain_sibling(target, targets):

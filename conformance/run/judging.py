@@ -14,7 +14,14 @@ from typing import Any
 from conformance.compare import for_case, judge_computed_in, judge_outputs
 from conformance.compare.silent import DEFAULT_POLICY as SILENT_POLICY
 from conformance.compare.silent import apply_policy
-from conformance.runtimes.effective import BY_NAME, narrower, of_dtype, probe_finding
+from conformance.runtimes.effective import (
+    BY_NAME,
+    activations_judged,
+    activations_label,
+    narrower,
+    of_dtype,
+    probe_finding,
+)
 from conformance.runtimes.forms import asked
 from conformance.specs import SPECS
 
@@ -62,6 +69,11 @@ def effective_of(case, target, reported: dict) -> dict:
     else:
         precision, source = of_dtype(case.dtype).name, "assumed: the model's type"
     found = {"precision": precision, "source": source, **reported, **asked(target.config)}
+    measured = (target.configuration or {}).get("activations")
+    widen = activations_judged(measured, case.op) if measured and case.dtype == "float32" else {}
+    if widen:  # the kernel's own tanh/sigmoid, measured through the op beyond the model's (run/activations.py)
+        found["activations"] = activations_label(measured, case.op)
+        found["activation_ulps"] = widen
     if narrower(BY_NAME.get(precision), case.dtype):
         found.setdefault("rounding", "nearest")
         finding = probe_finding(target.configuration or {}, precision)
@@ -105,7 +117,7 @@ def judge_version() -> str:
     h = hashlib.sha256(f"{oracles.ORACLE_VERSION}+{fast.fingerprint()}".encode())
     here = Path(__file__).resolve().parent.parent
     run = Path(__file__).resolve().parent
-    for path in sorted((here / "compare").glob("*")) + [run / "engine.py", run / "judging.py",
+    for path in sorted((here / "compare").glob("*")) + [run / "engine.py", run / "judging.py", run / "activations.py",
                                                         run / "forms.py", run / "relations.py", run / "planned.py",
                                                         here / "runtimes" / "effective.py"]:
         if path.is_file():
@@ -138,9 +150,11 @@ class Judging:
             extra["runtime_output"] = outcome.output
         if outcome.artefacts:
             extra["artefacts"] = self._write_artefacts(case, target, prog, outcome.artefacts)
-        if outcome.status in ("ok", "error", "garbage"):
+        if outcome.status in ("ok", "error", "garbage") or outcome.unsound:
             extra["effective"] = effective_of(case, target, outcome.effective)
             path_of(outcome.effective, extra)
+        if outcome.unsound:  # the call raised and left its worker unable to compute (isolation/soundness.py)
+            extra["unsound"] = True
         if outcome.status == "crash":
             return self.settle(outcome, ci, target, prog, "crash", outcome.error, extra)
         if outcome.status == "timeout":
@@ -172,9 +186,11 @@ class Judging:
         extra["tolerance"] = j.tolerance or tol.to_json()
         effective = extra["effective"]
         compute = BY_NAME.get(effective["precision"])
-        if narrower(compute, case.dtype) and tol.derived:
+        widen = effective.get("activation_ulps") or None
+        if compute is not None and (narrower(compute, case.dtype) or widen) and tol.derived:
             extra["declared"] = self.declared(ci, case, target, prog, outcome.value, res, compute,
-                                               effective.get("accumulation"), effective.get("rounding", "faithful"))
+                                               effective.get("accumulation"), effective.get("rounding", "faithful"),
+                                               widen)
         self.settle(outcome, ci, target, prog, verdict, message, extra)
 
     def override(self, case, target) -> dict | None:
@@ -184,26 +200,31 @@ class Judging:
     def silent_policy_of(self, target) -> dict:
         return dict(SILENT_POLICY, **(self.silent_policy(target.id) if self.silent_policy else {}))
 
-    def declared(self, ci: int, case, target, prog, outputs, res, compute, accumulation, rounding) -> dict:
-        """The pair judged against the precision it computed in (narrower than the model's type):
-        what a correct implementation in that arithmetic may do."""
+    def declared(self, ci: int, case, target, prog, outputs, res, compute, accumulation, rounding,
+                 act_ulps: dict | None = None) -> dict:
+        """The pair judged against what it computed in (a precision narrower than the model's type,
+        a kernel whose measured tanh and sigmoid are less accurate than the model's, ``act_ulps``, or
+        both): what a correct implementation in that arithmetic may do."""
         import oracles
         profile = SPECS[target.spec].semantics
         attrs = {k: v for k, v in case.attributes.items() if k != "layout"}
+        widen = tuple(sorted((act_ulps or {}).items()))
 
         def bounds_for(choices):
-            key = (ci, profile, compute.dtype, accumulation, rounding, tuple(sorted(choices.items())))
+            key = (ci, profile, compute.dtype, accumulation, rounding, widen, tuple(sorted(choices.items())))
             if key not in self.bounds:
                 if len(self.bounds) >= BOUNDS_KEPT:
                     self.bounds.clear()
                 self.bounds[key] = oracles.computed_in(case.op, attrs, case.tensors, profile, choices,
-                                                       compute.dtype, accumulation, rounding)
+                                                       compute.dtype, accumulation, rounding,
+                                                       act_ulps=dict(widen) or None)
             return self.bounds[key]
+        said = {"activations": ", ".join(f"{fn.lower()} k={k:.3g}" for fn, k in widen)} if widen else {}
         try:
             j = judge_computed_in(case, prog, outputs, res, bounds_for)
         except Exception as exc:  # noqa: BLE001 - the second judgement costs itself, not the verdict
-            return {"precision": compute.name, "verdict": "error", "message": f"{type(exc).__name__}: {exc}"}
+            return {"precision": compute.name, **said, "verdict": "error", "message": f"{type(exc).__name__}: {exc}"}
         tol = j.tolerance or {}
-        return {"precision": compute.name, "verdict": j.verdict, "ratio": j.ratio,
+        return {"precision": compute.name, **said, "verdict": j.verdict, "ratio": j.ratio,
                 "max_abs_err": j.max_abs_err, "message": j.message, "tolerance": tol.get("source", ""),
                 **{k: tol[k] for k in ("judged_by", "rigorous_ratio") if k in tol}}

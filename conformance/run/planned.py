@@ -113,6 +113,8 @@ class Planned:
             extra["runtime_output"] = outcome.output
         if outcome.artefacts:  # what a converter target's plan converted the program into
             extra["artefacts"] = engine._write_artefacts(case, target, prog, outcome.artefacts)
+        if outcome.unsound:  # a call of the plan left its worker unable to compute (isolation/soundness.py)
+            extra["unsound"] = True
         if outcome.status in ("crash", "timeout"):
             return engine.settle(outcome, ci, target, prog, outcome.status, outcome.error, extra)
         extra["effective"] = effective_of(case, target, outcome.effective)

@@ -183,12 +183,18 @@ def _read(outcome, prog, activation: str) -> dict:
 
 def measured(targets: list, pool: Pool, timeout: float = PROBE_TIMEOUT, folder: str | Path | None = None) -> list:
     """``targets`` with their measured configuration: ``configuration`` set, and ``precision``
-    (so their ids name a precision other than float32's)."""
+    (so their ids name a precision other than float32's), and ``configuration["activations"]``, the
+    kernel's tanh and sigmoid as the activation probe measured them (conformance/run/activations.py)."""
     import dataclasses
+
+    from conformance.run import activations
     answers = measure(targets, pool, timeout, folder)
     out = []
     for t in targets:
         configuration = answers.get(t.ref, {"probe": "not run"})
         out.append(dataclasses.replace(t, precision=target_precision(configuration),
                                        configuration=configuration))
-    return out
+    # then the kernel's tanh and sigmoid, on a grid exact in the precision just measured
+    accuracy = activations.measure(out, pool, timeout, folder)
+    return [dataclasses.replace(t, configuration=dict(t.configuration, activations=accuracy[t.ref]))
+            if accuracy.get(t.ref) else t for t in out]

@@ -207,4 +207,39 @@ def summary(configuration: dict) -> str:
             parts.append("reads subnormal inputs as zero")
     else:
         parts.append(f"probe {configuration.get('probe', 'not run')}")
+    kernel = activations_label(configuration.get("activations"))
+    if kernel:
+        beyond = activations_judged(configuration.get("activations"), "")
+        parts.append(f"activations: {kernel}" + (" (beyond the model's: judged with them, docs/precision.md)"
+                                                 if beyond else ""))
     return "; ".join(parts)
+
+
+# -- the kernel's measured activations (conformance/run/activations.py), in the judgement's and in words --
+
+def activations_judged(activations: dict | None, op: str) -> dict:
+    """{function: k} of ``op``'s measured functions whose k passes the model's own (ACT_ULPS), where
+    the judgement must widen the model to them (an op not measured takes the worst of the ops that
+    were); {} where the model's own accuracy covers every one."""
+    from oracles.precision import ACT_ULPS
+    by_op = (activations or {}).get("by_op") or {}
+    measured = by_op.get(op)
+    if measured is None:
+        measured = {}
+        for per in by_op.values():
+            for fn, info in per.items():
+                if info["k"] > measured.get(fn, {"k": -1.0})["k"]:
+                    measured[fn] = info
+    return {fn: info["k"] for fn, info in measured.items() if info["k"] > ACT_ULPS}
+
+
+def activations_label(activations: dict | None, op: str | None = None) -> str:
+    """'tanh ≤ 125 ulp, sigmoid ≤ 4.1 ulp' (the largest errors measured, in ulps of the kernel's output
+    type, over every op or through ``op``); '' where nothing was measured."""
+    by_op = (activations or {}).get("by_op") or {}
+    ops = [op] if op in by_op else list(by_op)
+    worst: dict = {}
+    for name in ops:
+        for fn, info in by_op[name].items():
+            worst[fn] = max(worst.get(fn, 0.0), info["ulps"])
+    return ", ".join(f"{fn.lower()} ≤ {worst[fn]:.3g} ulp" for fn in ("Tanh", "Sigmoid") if fn in worst)

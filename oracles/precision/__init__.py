@@ -33,28 +33,33 @@ from .arithmetic import (
     ACCUMULATIONS,
     ACT_ABS_ULPS,
     ACT_ULPS,
+    ACT_ULPS_CEILING,
     FORMATS,
     KERNEL_MODEL,
     KINK_WIDEN,
+    MEASURED_FUNCTIONS,
     MODEL,
     NONFINITE,
     ROUNDINGS,
     Arithmetic,
+    activations_text,
     arithmetic,
     kernel,
+    with_activations,
 )
 from .running import Running
 from .statistical import samples_for
 from .tangents import Tangents
 from .walker import walk as _walk
 
-__all__ = ["ACCUMULATIONS", "ACT_ABS_ULPS", "ACT_ULPS", "FORMATS", "KERNEL_MODEL", "KINK_WIDEN", "MODEL",
-           "NONFINITE", "ROUNDINGS", "Arithmetic", "arithmetic", "arithmetic_of", "bound", "fingerprint",
-           "kernel", "shape_facts", "sigma", "statistical", "trajectory", "walk"]
+__all__ = ["ACCUMULATIONS", "ACT_ABS_ULPS", "ACT_ULPS", "ACT_ULPS_CEILING", "FORMATS", "KERNEL_MODEL", "KINK_WIDEN",
+           "MEASURED_FUNCTIONS", "MODEL", "NONFINITE", "ROUNDINGS", "Arithmetic", "activations_text", "arithmetic",
+           "arithmetic_of", "bound", "fingerprint", "kernel", "shape_facts", "sigma", "statistical", "trajectory",
+           "walk", "with_activations"]
 
 
 def bound(problem, choices: dict, dtype: str | None = None, accumulation: str | None = None,
-          rounding: str = "nearest", kernel: bool = True) -> tuple[dict, dict]:
+          rounding: str = "nearest", kernel: bool = True, act_ulps: dict | None = None) -> tuple[dict, dict]:
     """Per-output error bounds (layout 0, float64, NaN where a direction has no functions), and
     the model's parameters, for ``problem`` under the reading ``choices`` (point id -> value).
 
@@ -62,8 +67,9 @@ def bound(problem, choices: dict, dtype: str | None = None, accumulation: str | 
     (bfloat16 or float16 for a float32 model, float32 for float64, tfloat32): a reduced-precision
     kernel (arithmetic.kernel); ``kernel=False``: the model before kernel-v1, the dtype's own
     arithmetic with the inputs rounded to it (kept for comparison: benchmarks/declared_precision.py).
-    ``rounding`` "faithful" admits rounding in any direction (see ROUNDINGS)."""
-    out, parameters, classes = walk(problem, choices, dtype, accumulation, rounding, kernel)
+    ``rounding`` "faithful" admits rounding in any direction (see ROUNDINGS). ``act_ulps``: the kernel's
+    measured tanh and sigmoid accuracy ({"Tanh": k, "Sigmoid": k}: with_activations)."""
+    out, parameters, classes = walk(problem, choices, dtype, accumulation, rounding, kernel, act_ulps)
     if classes is not None:  # non-finite problems: 0 at ±Inf and NaN, no bound where tainted
         out = {name: np.where(classes["taint"][name], np.inf,
                               np.where(np.isfinite(classes["value"][name]), b, 0.0))
@@ -72,24 +78,27 @@ def bound(problem, choices: dict, dtype: str | None = None, accumulation: str | 
 
 
 def arithmetic_of(problem, dtype: str | None = None, accumulation: str | None = None,
-                  rounding: str = "nearest", reduced: bool = True) -> Arithmetic:
+                  rounding: str = "nearest", reduced: bool = True, act_ulps: dict | None = None) -> Arithmetic:
     """The arithmetic a walk of ``problem`` uses: its own dtype's, or a kernel computing in a
-    narrower ``dtype`` (``reduced=False``: that dtype's own arithmetic, the inputs rounded)."""
+    narrower ``dtype`` (``reduced=False``: that dtype's own arithmetic, the inputs rounded); with
+    ``act_ulps``, its tanh and sigmoid as measured (with_activations)."""
     compute = dtype or problem.dtype
     if compute != problem.dtype and FORMATS[compute][0] < FORMATS[problem.dtype][0]:
         ar = (kernel(compute, accumulation, rounding) if reduced
               else arithmetic(compute, accumulation, True, rounding))
     else:
         ar = arithmetic(compute, accumulation, False, rounding)
+    ar = with_activations(ar, act_ulps)
     return dataclasses.replace(ar, ieee=True) if problem.nonfinite else ar
 
 
 def walk(problem, choices: dict, dtype: str | None = None, accumulation: str | None = None,
-         rounding: str = "nearest", kernel: bool = True) -> tuple[dict, dict, dict | None]:
+         rounding: str = "nearest", kernel: bool = True, act_ulps: dict | None = None
+         ) -> tuple[dict, dict, dict | None]:
     """bound()'s walk, with, for a problem with a non-finite input, the classes it saw: {"value":
     per output the float64 trajectory's values, "taint": per output where the IEEE class is not
     certain} (None for a finite problem). readings.py compares them with the exact classes."""
-    ar = arithmetic_of(problem, dtype, accumulation, rounding, kernel)
+    ar = arithmetic_of(problem, dtype, accumulation, rounding, kernel, act_ulps)
     with np.errstate(all="ignore"):  # a trajectory that overflows gives inf/NaN bounds
         fields = _walk(problem, choices, Running(ar, choices))
     classes = {"value": fields["value"], "taint": fields["taint"]} if ar.ieee else None
@@ -106,7 +115,8 @@ def trajectory(problem, choices: dict) -> tuple[dict, dict]:
 
 
 def sigma(problem, choices: dict, dtype: str | None = None, accumulation: str | None = None,
-          rounding: str = "nearest", samples: int | None = None, seed: int = 0) -> dict | None:
+          rounding: str = "nearest", samples: int | None = None, seed: int = 0,
+          act_ulps: dict | None = None) -> dict | None:
     """The statistical model's scale per output element (statistical.py), for a correct
     implementation in the problem's dtype or a kernel computing in a narrower ``dtype``:
     {"values": the float64 trajectory, "sigma": the estimated ‖c‖₂ × u (inf where a kink or jump
@@ -114,7 +124,7 @@ def sigma(problem, choices: dict, dtype: str | None = None, accumulation: str | 
     (a kernel rounding its inputs; 0 otherwise), "samples": K, "u": u}, per output, layout 0.
     None where the model does not apply: a non-finite input, or rounding that is not to nearest
     (its errors are biased)."""
-    ar = arithmetic_of(problem, dtype, accumulation, rounding)
+    ar = arithmetic_of(problem, dtype, accumulation, rounding, act_ulps=act_ulps)
     if problem.nonfinite or ar.rounding != "nearest":
         return None
     if problem.proj_size or problem.floats.get("X_error") is not None:

@@ -39,6 +39,15 @@ NONFINITE = "ieee-classes-v1"
 #: dtype (glibc, MLAS, oneDNN, OpenVINO and CUDA's non-fast-math functions are within 1–4).
 ACT_ULPS = 4.0
 
+#: the most a *measured* activation may widen the model (``with_activations``), in float32 ulps as k_act
+#: counts them: 2^12 ulps is 2^-11 relative, TF32's unit roundoff, the narrowest arithmetic a float32
+#: model is computed in without declaring a narrow type. A kernel whose tanh or sigmoid is worse than
+#: that is judged at the ceiling, so a runtime cannot excuse a real error through its own probe: a tanh
+#: off by 1 % (83,886 such ulps) is 20 times beyond it (docs/precision.md, "Measured activations").
+ACT_ULPS_CEILING = 4096.0
+#: the functions whose accuracy the activation probe measures through the recurrent op itself
+MEASURED_FUNCTIONS = ("Tanh", "Sigmoid")
+
 #: the absolute floor of those functions near zero, in units of u (ulps of ½, the scale of the
 #: sigmoid's and tanh's range): vectorised kernels (MLAS's logistic and tanh, a sigmoid computed
 #: as ½ + ½·tanh(x/2)) are accurate to a few ulps of their range, not of a tiny result — measured:
@@ -115,6 +124,8 @@ class Arithmetic:
     wide: Arithmetic | None = None
     #: the model's name in the record (MODEL, or KERNEL_MODEL for a reduced-precision kernel)
     model: str = MODEL
+    #: the measured activations it was widened to (``with_activations``): (("Tanh", k), ("Sigmoid", k))
+    measured: tuple = ()
 
     def gamma(self, n):
         """γ_n = n·u/(1 − n·u) of the accumulation type (n: a count or an array of counts)."""
@@ -123,7 +134,7 @@ class Arithmetic:
 
     def parameters(self) -> dict:
         """What the result records: the model and every parameter it rests on."""
-        out = {
+        out: dict = {
             "model": MODEL,
             "dtype": self.dtype,
             "u": f"2^{round(math.log2(self.u))}",
@@ -141,6 +152,10 @@ class Arithmetic:
             **({"rounding": "faithful (any direction)"} if self.rounding != "nearest" else {}),
             **({"nonfinite": NONFINITE} if self.ieee else {}),
         }
+        measured = self.measured or (self.wide.measured if self.wide is not None else ())
+        if measured:
+            out["measured_act_ulps"] = dict(measured)
+            out["act_ulps_ceiling"] = ACT_ULPS_CEILING
         if self.model == KERNEL_MODEL:
             out["kernel"] = KERNEL_MODEL
             out["scheme"] = scheme_text(self)
@@ -158,6 +173,14 @@ def scheme_text(ar: Arithmetic) -> str:
     return (f"inputs rounded to {ar.dtype}; dot products accumulated {acc}; each elementwise "
             f"result and the state rounded to {ar.dtype} or kept in float32; activations "
             f"computed in float32 (<= {ar.k:g} float32 ulps) and rounded once to {ar.dtype}")
+
+
+def activations_text(ar: Arithmetic) -> str:
+    """'tanh <= 125 ulp, sigmoid <= 4.1 ulp (measured)' where the arithmetic was widened to a measured
+    accuracy (``with_activations``), else ''."""
+    measured = ar.measured or (ar.wide.measured if ar.wide is not None else ())
+    return (", ".join(f"{name.lower()} <= {k:.3g} ulp" for name, k in measured) + " (measured, ceiling "
+            f"{ACT_ULPS_CEILING:g})") if measured else ""
 
 
 def _check(dtype: str, accumulation: str | None, rounding: str) -> str:
@@ -199,6 +222,22 @@ def arithmetic(dtype: str, accumulation: str | None = None, rounds_inputs: bool 
         u_in=u if rounds_inputs else 0.0,
         rounding=rounding,
     )
+
+
+def with_activations(ar: Arithmetic, act_ulps: dict | None) -> Arithmetic:
+    """``ar`` whose tanh and sigmoid are accurate to the measured ``act_ulps`` ({"Tanh": k, "Sigmoid": k},
+    in ulps as k_act counts them) instead of ACT_ULPS: each raised to at least ACT_ULPS and capped at
+    ACT_ULPS_CEILING. A reduced-precision kernel computes its activations in float32 (``wide``): its
+    float32 arithmetic is widened. None or {}: ``ar`` itself."""
+    if not act_ulps:
+        return ar
+    if ar.wide is not None:
+        return dataclasses.replace(ar, wide=with_activations(ar.wide, act_ulps))
+    k = {name: min(max(float(act_ulps.get(name, ACT_ULPS)), ACT_ULPS), ACT_ULPS_CEILING)
+         for name in MEASURED_FUNCTIONS}
+    u = ar.u
+    return dataclasses.replace(ar, sigmoid_rel=2 * k["Sigmoid"] * u + 2 * ar.u_el, tanh_lib=2 * k["Tanh"] * u,
+                               tanh_cancel=k["Tanh"] * u, measured=tuple(sorted(k.items())))
 
 
 @cache

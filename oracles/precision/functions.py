@@ -41,8 +41,7 @@ def tanh_own(f, ar):
     first-order error is k·u·(1 − f²) + 3·u·|f| — about k·u absolute near 0, where 1 − E
     cancels. The worse of the two."""
     af = np.abs(f)
-    return np.maximum(np.maximum(2 * ar.k * ar.u * af, ar.k * ar.u * (1.0 - f * f)
-                                 + 3 * ar.u_el * af), ar.floor)
+    return np.maximum(np.maximum(ar.tanh_lib * af, ar.tanh_cancel * (1.0 - f * f) + ar.tanh_round * af), ar.floor)
 
 
 def parameter(values):

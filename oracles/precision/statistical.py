@@ -125,9 +125,9 @@ def describe(samples: int, elements: int, ar) -> dict:
                "the partial sums of an order that does not depend on the terms' values)",
         "rounding": f"each rounding error sub-Gaussian with scale u·{ROUNDING:.4f} (uniformly "
                     "distributed discarded bits: symmetric, unimodal on [-u, u])",
-        "activations": (f"computed in float32 (≤ {ar.k:g} float32 ulps, a bounded term) and rounded once "
-                        f"to {ar.dtype} (a rounding term)" if ar.wide is not None else
-                        f"≤ {ar.k:g} ulp, as random terms (mean zero, independent)"),
+        "activations": (f"computed in float32 (≤ {_accuracy(ar.wide)} float32 ulps, a bounded term) and rounded "
+                        f"once to {ar.dtype} (a rounding term)" if ar.wide is not None else
+                        f"≤ {_accuracy(ar)} ulp, as random terms (mean zero, independent)"),
         "kinks": f"no statistical scale within {KINK_SIGMAS:g} scales of a kink or jump, nor downstream",
     }
     if ar.u_in or ar.u_gemm:
@@ -135,3 +135,10 @@ def describe(samples: int, elements: int, ar) -> dict:
                          "tangent; the offset admits every subset of tensors rounded; biases as "
                          "random terms (they may be pre-summed)")
     return out
+
+
+def _accuracy(ar) -> str:
+    """'4' or, where measured (arithmetic.with_activations), 'tanh 125, sigmoid 4.1 (measured)'."""
+    if not ar.measured:
+        return f"{ar.k:g}"
+    return ", ".join(f"{name.lower()} {k:.3g}" for name, k in ar.measured) + " (measured)"
