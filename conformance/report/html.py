@@ -1,5 +1,6 @@
-"""The HTML divergence report: ``index.html`` (run facts, gate, the family × target matrix,
-clusters, cross-spec differences), a page per case family and a page per failing case.
+"""The HTML divergence report: ``index.html`` (run facts, gate, the family × target matrix, a
+runtime's devices side by side, clusters, cross-spec differences), a page per case family and a
+page per failing case.
 
 Self-contained: every page opens from file:// with no network; CSS and JS are inline, plots are
 SVG written in Python (conformance/report/svg.py). Jinja2 autoescapes everything; no data is ever
@@ -21,7 +22,7 @@ from conformance.case.model import case_family
 from conformance.compare.verdicts import COLOURS as VERDICT_COLOURS
 from conformance.compare.verdicts import FAILING, MEANING, PAGED, SEVERITY, SHORT, severity, worst
 from conformance.files import write_atomic
-from conformance.report import causes, differences, engines_matrix, matrix, view
+from conformance.report import causes, devices, differences, engines_matrix, matrix, view
 from conformance.report.artifacts import keeps_detail
 from conformance.report.svg import error_plot, series_of
 from conformance.report.view import num
@@ -278,7 +279,9 @@ def render(records: list[Record], run_info, out_dir: Path, clusters: list[dict] 
     ops = matrix.group_families(records, targets)
     runtimes, setups = matrix.header_groups(targets)
     generated = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    side_by_side = devices.side_by_side(records)
     common = {"targets": targets, "runtimes": runtimes, "setups": setups, "generated": generated,
+              "has_devices": bool(side_by_side),
               "paged_why": PAGED_WHY[artifacts if artifacts in PAGED_WHY else "failing"]}
 
     from conformance.report import links
@@ -325,7 +328,8 @@ def render(records: list[Record], run_info, out_dir: Path, clusters: list[dict] 
         specs=sorted({t.spec for t in targets}, key=view.spec_key),
         op_names=[op for op, _ in ops], silent=view.silent_table(records),
         parts=causes.split(causes.causes(records, clusters)),
-        feature_matrix=engines_matrix.to_html(engines_matrix.build(records)), bugreports=bugreports)
+        feature_matrix=engines_matrix.to_html(engines_matrix.build(records)), bugreports=bugreports,
+        devices=side_by_side)
     index_path = out_dir / "index.html"
     _write(index_path, index)
     _write(out_dir / "differences.html", env.get_template("differences.html.j2").render(
@@ -352,5 +356,6 @@ def render(records: list[Record], run_info, out_dir: Path, clusters: list[dict] 
         fam_slug = view.slug(cv.family)
         _write(out_dir / case_href[cid],
                case_tpl.render(**common, root="../", case=cv, family_href=f"../families/{fam_slug}.html",
-                               bugreports=bugreports["case"].get(cid, [])))
+                               bugreports=bugreports["case"].get(cid, []),
+                               devices=devices.side_by_side(by_case[cid], every=True)))
     return index_path

@@ -1,5 +1,6 @@
 """A Markdown summary for a CI job page (e.g. $GITHUB_STEP_SUMMARY): verdicts per target, the new
-divergences with their repro commands, the expected and fixed counts, the clusters' causes."""
+divergences with their repro commands, the expected and fixed counts, a runtime's devices side by
+side, the clusters' causes."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from conformance.compare.verdicts import FAILING, SEVERITY, severity
 from conformance.files import write_atomic
 from conformance.report import engines_matrix
 from conformance.report.causes import causes, cluster_status, split
+from conformance.report.devices import differing, side_by_side
 from conformance.report.view import (
     gate_summary,
     machines,
@@ -27,6 +29,8 @@ from conformance.runtimes.effective import describe_host
 from conformance.runtimes.effective import summary as configuration_summary
 
 MAX_LISTED = 50
+#: the differing cases summary.md lists in "Devices side by side" (index.html has them all)
+MAX_DEVICE_ROWS = 20
 
 
 def text(value) -> str:
@@ -156,6 +160,7 @@ def summary(records: list[Record], run_info=None, clusters: list[dict] | None = 
             out.append(f"- … and {len(groups) - MAX_LISTED} more (see the HTML report)")
         out += ["", "</details>", ""]
 
+    out += _devices(records)
     features_table = engines_matrix.to_markdown(engines_matrix.build(records))
     if features_table:
         out += ["## Features × runtimes", "", "<details><summary>Which features each runtime implements correctly "
@@ -208,6 +213,42 @@ def summary(records: list[Record], run_info=None, clusters: list[dict] | None = 
             out.append(f"- {code(s.get('runtime', '?'))}: {text(s.get('reason', ''))}")
         out.append("")
     return "\n".join(out)
+
+
+def _devices(records: list[Record]) -> list[str]:
+    """A runtime on several devices (conformance/report/devices.py): every two of its targets on
+    different devices, the cases that agree and differ; then the cases that differ, the most severe
+    first, capped. Nothing where no runtime ran on two devices."""
+    groups = side_by_side(records)
+    if not groups:
+        return []
+    out = ["## Devices side by side", "", "One runtime and spec version on several devices: how many cases agree "
+           "between each two of its targets, and how many differ (by verdict pair); then the cases whose verdicts "
+           "differ, the most severe first.", ""]
+    for g in groups:
+        for p in g.pairs:
+            diffs = ", ".join(f"{text(a)} / {text(b)} {n}" for a, b, n in p.differences)
+            out.append(f"- {code(g.label)}, {code(p.left.label)} vs {code(p.right.label)}: {p.n_agree} agree, "
+                       f"{p.n_differ} differ" + (f" ({diffs})" if diffs else ""))
+    rows = differing(groups)
+    if rows:
+        out += ["", "| worst | case | runtime | verdict on each device |", "|---|---|---|---|"]
+        for g, row in rows[:MAX_DEVICE_ROWS]:
+            cells = " · ".join(f"{_cell_code(c.label)} " + (f"**{text(r.verdict)}**" if r else "—")
+                               for c, r in zip(g.columns, row.cells, strict=True))
+            out.append(f"| {text(row.worst)} | {_cell_code(row.case)} | {_cell_code(g.label)} | {cells} |")
+        if len(rows) > MAX_DEVICE_ROWS:
+            out += ["", f"… and {len(rows) - MAX_DEVICE_ROWS} more (index.html, \"Devices side by side\")"]
+    alike = sum(1 for g in groups for row in g.rows if not row.differ)
+    if alike:
+        out += ["", f"{alike} case{'s' if alike != 1 else ''} diverge{'s' if alike == 1 else ''} alike on every "
+                f"device of {'their' if alike != 1 else 'its'} runtime (index.html lists them)"]
+    return out + [""]
+
+
+def _cell_code(value) -> str:
+    """A code span in a table cell: it keeps its text, but a | in it would still end the cell."""
+    return code(value).replace("|", "\\|")
 
 
 def _configurations(runs: list[dict]) -> list[str]:

@@ -573,6 +573,29 @@ def test_long_tables_are_paginated(tmp_path, browser):
     assert not browser.script_errors()
 
 
+def test_devices_side_by_side(tmp_path, browser):
+    """One runtime on CPU and CUDA: the section shows, each cell's message on hover and below it,
+    and the page's filters apply to its rows."""
+    from tests.unit.test_report_devices import SEGV, two_device_records
+    index = render(two_device_records(), {"suite": "t"}, tmp_path, clusters=None)
+    browser.open(url(index))
+    assert browser.js("document.querySelector('header nav a[href=\"index.html#devices\"]') !== null")
+    heads = browser.js("[...document.querySelectorAll('#devices table.devices th.dev-col')].map(t => t.innerText)")
+    assert [h.split() for h in heads] == [["CPU"], ["CUDA", "precision=default→tf32"], ["CUDA", "precision=pinned"]]
+    rows = "[...document.querySelectorAll('#devices tr.dev-row')].filter(r => !r.hidden)"
+    shown = browser.js(rows + ".map(r => [...r.cells].map(c => c.innerText.trim()))")
+    assert [r[0].split()[0] for r in shown] == ["gru/long[seq=64]", "invalid/lstm/W_shape"]
+    assert shown[1][1].split("\n") == ["crash", SEGV] and "device-side assert" in shown[1][2]
+    titles = browser.js(rows + ".map(r => [...r.querySelectorAll('td.dev-cell')].map(c => c.title))")
+    assert titles[1][0] == SEGV and titles[0][1].startswith("Y[0,0,0,1] = 0.5")
+    pairs = browser.js("[...document.querySelectorAll('#devices li.dev-pair')].map(li => li.innerText)")
+    assert len(pairs) == 2 and "6 cases agree" in pairs[0] and "1 differ: pass / fail 1" in pairs[0]
+    browser.open(url(index, "#verdict=crash"))         # the filters apply to its rows
+    assert browser.js(rows + ".map(r => r.cells[0].innerText.split('\\n')[0])") == ["invalid/lstm/W_shape"]
+    browser.screenshot(SHOTS / "devices.png")
+    assert not browser.script_errors()
+
+
 # ------------------------------------------------------------------------------------ the terminal
 
 
