@@ -28,93 +28,31 @@ cuDNN 9.19.0):
 - :class:`CudnnLike`: TF32 off, but tanh and sigmoid as inaccurate as cuDNN's were measured: over
   8192 points in [-4, 4], tanh up to 125 float32 ulps off (median 13; 6656 points beyond 2 ulps),
   sigmoid within about 4 ulps (median 0.46), where ``torch.tanh`` is within 1.7 ulps. The error is a
-  deterministic function of the input's float32 bits (:func:`ulp_error`) with that distribution.
+  deterministic function of the input's float32 bits (tests/doubles/cudnn_activations.py).
 - :class:`CudnnLikeTf32`: both, what torch on CUDA computes float32 RNNs in by default.
 - :class:`TanhOff1Pct` and :class:`TanhOff1PctTf32`: deliberately wrong kernels, tanh × 1.01
   (sigmoid correct), the second declaring and computing TF32: the suite must catch them.
 - :class:`StickyCuda`: correct float32, but a sequence module's call whose initial_h or initial_c has
   the wrong first dimension (the invalid LSTM that makes torch crash on the CPU:
-  cases/regressions/lstm-torch-crash-*) raises ``CUDA error: device-side assert triggered``, and so
-  does every later call in the same process, as a CUDA context does after a device-side assert. It
-  has no way to say so: the suite must notice by itself.
+  cases/regressions/lstm-torch-crash-*) raises ``CUDA error: device-side assert triggered`` (an
+  :class:`AcceleratorError`, a RuntimeError, as torch's), and so does every later call in the same
+  process, as a CUDA context does after a device-side assert. It has no way to say so: the suite must
+  notice by itself.
 """
 
 from __future__ import annotations
-
-import math
 
 import ml_dtypes
 import numpy as np
 
 from conformance.runtimes import torch_program as tp
+from tests.doubles.cudnn_activations import cudnn_like, sigmoid32
 from tests.doubles.precision import tf32
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 #: the feeds' and outputs' numpy type per program dtype (bfloat16: ml_dtypes', as torch_program.array gives)
 NUMPY = {"float32": np.dtype(np.float32), "float64": np.dtype(np.float64), "float16": np.dtype(np.float16),
          "bfloat16": np.dtype(ml_dtypes.bfloat16)}
-
-# -- cuDNN-like activation errors ----------------------------------------------------------------------
-
-#: the error's magnitude in float32 ulps of the exact value, as a quantile function of a uniform draw
-#: (the points it interpolates): tanh 18.75 % within 2 ulps, median 13, at most 120 (125 once rounded to
-#: float32), log-linear between; sigmoid median 0.32, 90 % within 1, at most 3.5 (about 4 once rounded)
-TANH_QUANTILES = ((0.0, 0.0), (0.1875, 2.0),
-                  *((q, math.exp(float(np.interp(q, (0.1875, 0.5, 1.0), (math.log(2), math.log(13), math.log(120))))))
-                    for q in np.linspace(0.2, 1.0, 41)))
-SIGMOID_QUANTILES = ((0.0, 0.0), (0.5, 0.32), (0.9, 1.0), (0.99, 2.5), (1.0, 3.5))
-_SALT = {"tanh": 0x7A3C11E5, "sigmoid": 0x1B873593}
-
-
-def _hash(bits: np.ndarray, salt: int) -> np.ndarray:
-    """A 32-bit integer hash (lowbias32) of ``bits ^ salt``: the draw that makes an error deterministic."""
-    x = np.asarray(bits, dtype=np.uint32) ^ np.uint32(salt)
-    with np.errstate(over="ignore"):  # the products wrap modulo 2^32, as the hash means them to
-        x = x ^ (x >> np.uint32(16))
-        x = x * np.uint32(0x7FEB352D)
-        x = x ^ (x >> np.uint32(15))
-        x = x * np.uint32(0x846CA68B)
-    return x ^ (x >> np.uint32(16))
-
-
-def ulp_error(x, function: str) -> np.ndarray:
-    """The signed error, in float32 ulps of the exact value, of the cuDNN-like ``function`` ("tanh" or
-    "sigmoid") at the float32 ``x``: a function of x's bits alone, distributed as measured."""
-    h = _hash(np.asarray(x, dtype=np.float32).view(np.uint32), _SALT[function])
-    u = (h >> np.uint32(8)).astype(np.float64) / 2.0 ** 24
-    q, v = zip(*(TANH_QUANTILES if function == "tanh" else SIGMOID_QUANTILES))
-    return np.where(h & np.uint32(1), 1.0, -1.0) * np.interp(u, q, v)
-
-
-def _exact(x: np.ndarray, function: str) -> np.ndarray:
-    """tanh or sigmoid of float32 ``x`` in float64: the exact value the error is measured from."""
-    x = np.asarray(x, dtype=np.float32).astype(np.float64)
-    if function == "tanh":
-        return np.tanh(x)
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-
-
-def cudnn_like(x, function: str) -> np.ndarray:
-    """tanh or sigmoid with cuDNN-like errors: the exact value moved by :func:`ulp_error` float32 ulps
-    of itself, kept within the function's range, then rounded to float32 (a non-finite x exactly)."""
-    exact = _exact(x, function)
-    with np.errstate(invalid="ignore"):
-        ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
-        moved = exact + ulp_error(x, function) * ulp
-    low = -1.0 if function == "tanh" else 0.0
-    finite = np.isfinite(np.asarray(x, dtype=np.float32))  # NaN stays NaN, ±inf gives the limit exactly
-    return np.where(finite, np.clip(moved, low, 1.0), exact).astype(np.float32)
-
-
-def sigmoid32(x: np.ndarray) -> np.ndarray:
-    """sigmoid in the type of ``x`` (float32 or float64), without overflow: within a few ulps."""
-    e = np.exp(-np.abs(x))
-    one = x.dtype.type(1)
-    return np.where(x >= 0, one / (one + e), e / (one + e))
-
-
-# -- the runtimes --------------------------------------------------------------------------------------
 
 #: the process's CUDA context as :class:`StickyCuda` keeps it: the error once a device-side assert has
 #: poisoned it (None while sound)
@@ -167,10 +105,7 @@ class Exact:
         if "lengths" in desc["inputs"]:
             given["lengths"] = np.asarray(feeds["lengths"])
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            if desc["module"].endswith("Cell"):
-                returned = self._cell(desc, params, given)
-            else:
-                returned = self._sequence(desc, params, given)
+            returned = (self._cell if desc["module"].endswith("Cell") else self._sequence)(desc, params, given)
         out = [np.asarray(r).astype(NUMPY[desc["dtype"]]) for r in returned]
         return tp.finish(desc, out, tp.steps_of(desc, feeds))
 
@@ -203,8 +138,6 @@ class Exact:
         if self._kernel and self.activations == "cudnn":
             return cudnn_like(x, "sigmoid")
         return sigmoid32(x)
-
-    # -- torch's checks ---------------------------------------------------------------------------------
 
     def check_state(self, module: str, which: str, got: tuple, expected: tuple) -> None:
         """A state of the wrong shape: torch's RuntimeError (StickyCuda: a device-side assert)."""
@@ -275,10 +208,8 @@ class Exact:
         steps, batch = x.shape[:2]
         lengths = _lengths(given.get("lengths"), steps, batch)
         states = {}
-        for name, width, which in (("h0", size, "hidden[0]" if kind == "LSTM" else "hidden"),
-                                   ("c0", hidden, "hidden[1]")):
-            if name == "c0" and kind != "LSTM":
-                continue
+        for name, width, which in ((("h0", size, "hidden[0]"), ("c0", hidden, "hidden[1]")) if kind == "LSTM"
+                                   else (("h0", size, "hidden"),)):
             s = given.get(name)
             if s is None:
                 states[name] = np.zeros((layers * d, batch, width), x.dtype)
@@ -293,8 +224,7 @@ class Exact:
         for layer in range(layers):
             outs = []
             for direction in range(d):
-                index = layer * d + direction
-                c0 = states.get("c0")
+                index, c0 = layer * d + direction, states.get("c0")
                 y, h, c = self._direction(desc, params[f"_l{layer}{'_reverse' if direction else ''}"], layer_in,
                                           lengths, states["h0"][index], None if c0 is None else c0[index],
                                           reverse=direction == 1)
@@ -306,7 +236,7 @@ class Exact:
         if desc["batch_first"] and batched:
             output = np.swapaxes(output, 0, 1)
         found = [output, np.stack(h_n)] + ([np.stack(c_n)] if kind == "LSTM" else [])
-        return found if batched else [found[0][:, 0], found[1][:, 0]] + ([found[2][:, 0]] if kind == "LSTM" else [])
+        return found if batched else [f[:, 0] for f in found]  # an unbatched run's batch axis dropped
 
     def _direction(self, desc: dict, p: dict, x, lengths, h, c, reverse: bool):
         """One layer's direction over the sequence: (its output [S, B, H'], final h, final c), each
