@@ -68,15 +68,16 @@ def _numbers(text: str) -> list[int]:
 
 def is_real(cluster: dict, by_pair: dict) -> tuple[bool, str]:
     """Whether the cluster is a divergence to report: not when every pair of it is within the precision
-    its configuration computes in by design (an expectation of kind reduced-precision covers it)."""
+    its configuration computes in by design (the gate judged it by that declaration, kind ``declared``, or an
+    expectation of kind reduced-precision covers it)."""
     kinds = set()
     for target, ids in cluster.get("cases_by_target", {}).items():
         for case in ids:
             record = by_pair.get((case, target))
             kinds.add(str(((record.expected if record is not None else None) or {}).get("kind") or "new"))
-    if kinds == {"reduced-precision"}:
+    if kinds and kinds <= {"reduced-precision", "declared"}:
         return False, ("every pair of it is within the precision its configuration computes in by design "
-                       "(an expectation of kind reduced-precision covers it): nothing to report upstream")
+                       "(judged by its configuration's declaration): nothing to report upstream")
     return True, ""
 
 

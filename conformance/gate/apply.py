@@ -26,8 +26,10 @@ class GateFields(TypedDict):
 def classify(record: Record, expectations: Expectations | None, baseline: Baseline | None = None,
              cause=None) -> GateFields:
     """Gate fields for one record: gate = new | expected | fixed | ok | baseline | fallback, and the
-    entry. ``cause``: the feature tokens of the record's cluster cause, where the ablation named one:
-    the entry that names it is preferred, and ``expected.names_cause`` says whether the entry did.
+    entry (or, for a failing pair within what its configuration declares and no entry covers, that
+    declaration: :func:`as_declared`). ``cause``: the feature tokens of the record's cluster cause,
+    where the ablation named one: the entry that names it is preferred, and ``expected.names_cause``
+    says whether the entry did.
     A pair whose recurrent node ran on another device or provider than its target's (the record's
     ``fallback``: conformance/runtimes/onnxruntime.py) did not run on the target: its verdict is not
     the target's, whatever it is (``fallback``; docs/forms.md)."""
@@ -37,20 +39,40 @@ def classify(record: Record, expectations: Expectations | None, baseline: Baseli
     entry = expectations.match(record, cause=cause) if expectations else None
     if entry:
         entry.matched += 1
+    expected: Expected | None = entry.to_json() if entry else None
     if failing:
         if entry:
             gate = "expected"
+        elif (record.declared or {}).get("verdict") == "pass":   # judged by what its configuration declares
+            gate, expected = "expected", as_declared(record)
         elif baseline is not None and not baseline.regressed(record):
             gate = "baseline"
         else:
             gate = "new"
     else:
         gate = "fixed" if entry and record.verdict == "pass" else "ok"
-    expected: Expected | None = entry.to_json() if entry else None
     named = entry.names_cause(cause) if entry is not None and cause and failing else None
     if expected is not None and named is not None:
         expected["names_cause"] = named
     return {"gate": gate, "expected": expected}
+
+
+#: what a record's ``expected`` names where the configuration it ran in, not an entry, accounts for it
+DECLARED = "declared"
+
+
+def as_declared(record: Record) -> Expected:
+    """The ``expected`` of a pair that fails its spec and passes its second judgement, against what its
+    configuration computes in (a declared narrower precision, the kernel's measured activations, or both:
+    the record's ``declared``): the gate judges it by that declaration, with no expectations entry, and a
+    result wrong beyond the declaration still fails (docs/gate.md, "Judged by the declaration")."""
+    declared = record.declared or {}
+    kernel = (record.effective or {}).get("activations")
+    what = declared.get("precision", "?") + (f" with its kernel's activations ({kernel})"
+                                             if declared.get("activations") else "")
+    return {"kind": DECLARED, "reason": f"computes as its configuration declares, in {what}: within that bound "
+                                        f"(the pair's declared judgement)", "link": "docs/configuration.md",
+            "where": "its configuration"}
 
 
 def cause_tokens(names, tokens) -> frozenset[str]:

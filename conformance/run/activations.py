@@ -12,8 +12,9 @@ or open ones, whose values are exactly 0 or 1 in every precision):
 - RNN (Tanh): Y_h = tanh(x);
 - GRU, input (x1, x2), z = sigmoid(x1), n = tanh(x2), h0 = 1: rows (x, 0) give h = z = sigmoid(x),
   rows (-200, x) give h = n = tanh(x) (z = sigmoid(-200) = 0);
-- LSTM, input (x1, x2), i = sigmoid(x1), g = tanh(x2), f = sigmoid(-200) = 0, c0 = 0: rows (x, 200)
-  give Y_c = i = sigmoid(x) (g = tanh(200) = 1), rows (200, x) give Y_c = g = tanh(x) (i = 1).
+- LSTM, input (x1, x2, x3), f = sigmoid(x1), i = sigmoid(x2), g = tanh(x3), c0 = 1: rows (x, -200, 0)
+  give Y_c = f = sigmoid(x) (i = 0), rows (-200, 200, x) give Y_c = g = tanh(x) (f = 0, i = 1). No
+  row's value passes through the other function's approximation but at 0 or saturation.
 
 The inputs x lie on a grid over [-4, 4] whose points are exact in the target's precision (8193 for
 float32, 2049 for TF32 and f16, 257 for bf16), so the inputs' rounding moves nothing. The oracle's
@@ -75,17 +76,16 @@ def probe_cases(precision: str) -> list[tuple[Case, dict]]:
                tensors={"X": pairs.reshape(1, 2 * n, 2), "W": gru_w, "R": np.zeros((1, 3, 1), f32),
                         "B": np.zeros((1, 6), f32), "initial_h": np.ones((1, 2 * n, 1), f32)},
                outputs=("Y_h",), description="the activation probe (conformance/run/activations.py)")
-    opened = np.concatenate([np.stack([x, np.full_like(x, OPEN)], axis=1),
-                             np.stack([np.full_like(x, OPEN), x], axis=1)])
-    lstm_w = np.zeros((1, 4, 2), f32)    # ONNX's gate order i, o, f, c
-    lstm_w[0, 0, 0] = 1.0  # i reads x1
-    lstm_w[0, 3, 1] = 1.0  # the cell gate reads x2
-    lstm_b = np.zeros((1, 8), f32)
-    lstm_b[0, 2] = SHUT    # f = 0: the cell keeps nothing of c0
+    shut, opened = np.full_like(x, SHUT), np.full_like(x, OPEN)
+    triples = np.concatenate([np.stack([x, shut, np.zeros_like(x)], axis=1), np.stack([shut, opened, x], axis=1)])
+    lstm_w = np.zeros((1, 4, 3), f32)    # ONNX's gate order i, o, f, c
+    lstm_w[0, 0, 1] = 1.0  # i reads x2
+    lstm_w[0, 2, 0] = 1.0  # f reads x1
+    lstm_w[0, 3, 2] = 1.0  # the cell gate reads x3
     lstm = Case(id="probe/activations-lstm", op="LSTM", form="sequence", attributes={"hidden_size": 1},
-                shape={"seq_length": 1, "batch_size": 2 * n, "input_size": 2}, dtype="float32",
-                tensors={"X": opened.reshape(1, 2 * n, 2), "W": lstm_w, "R": np.zeros((1, 4, 1), f32),
-                         "B": lstm_b},
+                shape={"seq_length": 1, "batch_size": 2 * n, "input_size": 3}, dtype="float32",
+                tensors={"X": triples.reshape(1, 2 * n, 3), "W": lstm_w, "R": np.zeros((1, 4, 1), f32),
+                         "B": np.zeros((1, 8), f32), "initial_c": np.ones((1, 2 * n, 1), f32)},
                 outputs=("Y_c",), description="the activation probe (conformance/run/activations.py)")
     first, second = slice(0, n), slice(n, 2 * n)
     return [(rnn, {"Tanh": ("Y_h", slice(0, n))}),
