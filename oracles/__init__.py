@@ -6,7 +6,7 @@ directml). Where a spec is ambiguous it returns one reading per distinct result;
 it marks the affected output elements unspecified. See oracles/README.md.
 """
 
-from .api import ORACLE_VERSION, cached, computed_in, evaluate, evaluate_mp
+from .api import ORACLE_VERSION, cache_path, cached, computed_in, evaluate, evaluate_mp
 from .errors import OracleError
 from .points import Choice, Point, Profile
 from .profiles import PROFILES
@@ -22,8 +22,9 @@ __all__ = [
     "Point",
     "Profile",
     "Reading",
-    "computed_in",
+    "cache_path",
     "cached",
+    "computed_in",
     "evaluate",
     "evaluate_mp",
 ]

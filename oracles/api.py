@@ -69,6 +69,16 @@ def _lookup(op, attributes, tensors, profile, prec, check_prec, cache: bool, met
     return semantics, problem, cache_key, hit
 
 
+def cache_path(op: str, attributes: dict, tensors: dict, profile: str = "onnx", prec: int = DEFAULT_PREC,
+               check_prec: int | None = None, method: str = "auto"):
+    """The file evaluate() keeps its result in (oracles/cache.py; it need not exist yet): what a portable
+    bundle of results copies (conformance gpu-check --prepare)."""
+    prec, check_prec = _check_precisions(prec, check_prec)
+    _, problem, _, _ = _lookup(op, attributes, tensors, profile, prec, check_prec, False, method)
+    version = ORACLE_VERSION if problem is None else f"{ORACLE_VERSION}+{fast.fingerprint()}"
+    return disk.path_for(disk.key(version, op, attributes, tensors, profile, prec, check_prec))
+
+
 def cached(op: str, attributes: dict, tensors: dict, profile: str = "onnx", prec: int = DEFAULT_PREC,
            check_prec: int | None = None, method: str = "auto") -> OracleResult | None:
     """evaluate()'s result where its disk cache already holds it, else None (nothing is computed:

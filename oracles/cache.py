@@ -1,7 +1,8 @@
 """The on-disk cache of oracle results.
 
 A result is stored as ``<sha256>.json`` under ``$CONFORMANCE_ORACLE_CACHE`` (default: the
-``cache/`` folder next to this package). The key hashes everything the result depends on: the
+``cache/`` folder next to this package), and read from ``<sha256>.json.gz`` too where there is no
+``.json`` (the portable bundle a GPU check carries: docs/gpu.md). The key hashes everything the result depends on: the
 oracle version, op, attributes (canonical JSON), each tensor's dtype, shape and bytes, the profile
 and both precisions. Writes go to a temporary file that is then renamed over the target, so
 parallel processes never see a half-written file; a file that does not parse is recomputed.
@@ -9,6 +10,7 @@ parallel processes never see a half-written file; a file that does not parse is 
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -80,7 +82,13 @@ def load(cache_key: str) -> OracleResult | None:
         text = path.read_text(encoding="utf-8")
         result = OracleResult.from_json(text)
     except FileNotFoundError:
-        return None
+        packed = path.with_name(path.name + ".gz")   # a portable bundle's entry (conformance gpu-check --prepare)
+        if not packed.is_file():
+            return None
+        try:
+            result = OracleResult.from_json(gzip.decompress(packed.read_bytes()).decode("utf-8"))
+        except (OSError, ValueError, KeyError, TypeError, EOFError):
+            return None
     except (OSError, ValueError, KeyError, TypeError):
         return None  # corrupt or from an incompatible writer: recompute and overwrite
     result.from_cache = True
