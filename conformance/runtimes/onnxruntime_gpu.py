@@ -155,7 +155,8 @@ def targets_for(available: list[str], version: str, specs: list[str], unusable: 
     is a GPU provider the package lacks where it has the other."""
     from conformance.runtimes.base import RuntimeRef, Target
     from conformance.runtimes.forms import built_config
-    found, gaps = [], []
+    found: list = []
+    gaps: list[tuple[str, str]] = []
     if not specs:
         return found, gaps
     if not set(GPU_PROVIDERS) & set(available):

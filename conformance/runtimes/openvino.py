@@ -351,10 +351,10 @@ class OpenVINO(Adapter):
     """Every way into OpenVINO, for one device and configuration: the ONNX model's bytes (the
     frontend), an IR's ``.xml`` path (read from its files) and an in-memory recipe's ``.json`` path
     (built with the Python builders). The targets of one configuration share this worker
-    (conformance/runtimes/openvino_targets.py ``targets_of``), so their programs share its compiled models (a program that reads into
-    a model compiled before runs on it) and its batches (a case's programs for the three ways in
-    merge into one compile). The three are one runtime, the CPU plugin under one configuration:
-    only the reading differs, and each way in reads as its own adapter does."""
+    (conformance/runtimes/openvino_targets.py ``targets_of``), so their programs share its compiled
+    models (a program that reads into a model compiled before runs on it) and its batches (a case's
+    programs for the three ways in merge into one compile). The three are one runtime, the CPU plugin
+    under one configuration: only the reading differs, and each way in reads as its own adapter does."""
     name = "openvino"
 
     def prepare(self, model, feeds: dict[str, np.ndarray]):

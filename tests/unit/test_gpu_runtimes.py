@@ -45,7 +45,8 @@ def test_cuda_has_two_precision_configurations_and_its_forms_on_the_pinned_one()
     found, gaps = targets_for(GPU_PACKAGE, "1.31.1", ["onnx-14"], {})
     assert gaps == []
     cuda = [t for t in found if t.device == "CUDA"]
-    assert [t.id for t in cuda] == ["onnxruntime-1.31.1/CUDA@onnx-14", "onnxruntime-1.31.1/CUDA/precision=pinned@onnx-14",
+    assert [t.id for t in cuda] == ["onnxruntime-1.31.1/CUDA@onnx-14",
+                                    "onnxruntime-1.31.1/CUDA/precision=pinned@onnx-14",
                                     *(f"onnxruntime-1.31.1/CUDA/precision=pinned/{f}@onnx-14" for f in FORMS)]
     assert len(FORMS) == len(CONFIGURATIONS)
     by_config = {t.config: t.ref for t in cuda}
