@@ -1,6 +1,6 @@
 """Sessions: conformance (the main job), conformance-all (with the engines), conformance-converters (the
-converter targets), tests (every tier), unit (the unit tier, no runtime installed), smoke, fuzz, history (across
-releases), bench, lint (ruff and mypy).
+converter targets), conformance-gpu (the GPU packages), tests (every tier), unit (the unit tier, no runtime
+installed), smoke, fuzz, history (across releases), bench, lint (ruff and mypy).
 
 Every session installs the pinned, tested versions from constraints.txt (torch pinned so these
 machines take the local CPU build).
@@ -22,6 +22,9 @@ JOBS = str(max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity
 
 #: what an environment's packages follow from: when none of it changed, a session does not install again
 INSTALLED_FROM = ("constraints.txt", "pyproject.toml")
+#: the extras that install the runtimes: the CPU packages, or the GPU ones (onnxruntime-gpu instead of
+#: onnxruntime: both distributions provide the `onnxruntime` module and must never be installed together)
+RUNTIMES, RUNTIMES_GPU = "runtimes", "runtimes-gpu"
 
 
 def install(session, extras="runtimes,test,cluster"):
@@ -34,12 +37,14 @@ def install(session, extras="runtimes,test,cluster"):
         session.log(f"packages up to date ({' and '.join(INSTALLED_FROM)} unchanged since they were installed; "
                     f"CONFORMANCE_REINSTALL=1 installs again)")
     else:
-        if "runtimes" in extras.split(","):
+        if {RUNTIMES, RUNTIMES_GPU} & set(extras.split(",")):
+            # these development machines take a local CPU file for it; elsewhere PyPI's wheel, which on
+            # Linux x86_64 is the CUDA build
             session.install("-c", "constraints.txt", "torch==2.13.0")
         session.install("-c", "constraints.txt", "-e", f".[{extras}]")
         if session.virtualenv.location:
             stamp.write_text(key)
-    if "runtimes" not in extras.split(","):
+    if not {RUNTIMES, RUNTIMES_GPU} & set(extras.split(",")):
         return
     # a browser whose WebNN works, cached in ~/.cache/rnn-conformance/ (npm and node needed; without
     # them, or offline, the webnn runtime is a declared gap): docs/webnn.md. Found in under a second
@@ -92,6 +97,20 @@ def conformance_converters(session):
     args = session.posargs or ["cases", "--out", "reports/converters"]
     session.run("conformance", "run", "--converter", "all", "--jobs", JOBS, *args)
     session.log(f"report: {out_of(args, 'reports/converters')}/index.html")
+
+
+@nox.session(name="conformance-gpu", python=PYTHON)
+def conformance_gpu(session):
+    """The corpus on every runtime present, with the GPU packages (the `runtimes-gpu` extra): onnxruntime-gpu
+    instead of onnxruntime (its CUDA execution provider in two precision configurations, and TensorRT's), with
+    the CUDA and cuDNN libraries from PyPI; torch's CUDA build; OpenVINO (its GPU plugin where an Intel GPU
+    is) and WebNN's browser as `conformance` installs them. Writes reports/gpu/ (posargs go to `conformance
+    run`); gated on expectations/ like `conformance`. A GPU that is absent is a declared gap, with its reason
+    (docs/targets.md, "GPUs"). For a machine with an NVIDIA GPU: several GB of downloads."""
+    install(session, RUNTIMES_GPU)
+    args = session.posargs or ["cases", "--out", "reports/gpu"]
+    session.run("conformance", "run", "--jobs", JOBS, *args)
+    session.log(f"report: {out_of(args, 'reports/gpu')}/index.html")
 
 
 @nox.session(python=PYTHON)

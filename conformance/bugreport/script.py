@@ -196,6 +196,11 @@ def render(ran, runner: Runner, files: dict, title: str, summary: str, verdict: 
     if runner.template == "onnxruntime":
         providers = (record.effective or {}).get("providers") or [f"{device}ExecutionProvider"]
         context["provider"] = providers[0]
+        # the provider options that set its precision, as the session resolved them (a CUDA target's
+        # use_tf32: docs/targets.md, "GPUs"); none for the CPU provider
+        from conformance.runtimes.onnxruntime import PRECISION_OPTIONS
+        context["provider_options"] = {k: str(v) for k, v in (record.effective or {}).items()
+                                       if k in PRECISION_OPTIONS}
     elif runner.template == "openvino":
         context["properties"] = openvino_properties(config, case.dtype)
         if model.endswith(".xml"):

@@ -20,7 +20,10 @@ output. The activation is Relu, the identity on these values. A runtime that ref
 reference evaluator) gets the same probe through Tanh with every value scaled down by 2^-30, where
 a correctly rounded float32 tanh is the identity too (tanh x = x(1 − x²/3 + …), and x² < 2^-58);
 there a tanh a few ulps off may cost the last bits, so 20 bits or more read as f32, and float16's
-range shows as the tiny values vanishing rather than 2^20 overflowing.
+range shows as the tiny values vanishing rather than 2^20 overflowing. A probe whose node ran on
+another provider than the target's (onnxruntime's CUDA provider leaves the Relu RNN to the CPU
+provider: docs/targets.md, "GPUs") measures that provider, not the target: it is not read, and the
+next variant is tried.
 
 A spec with no plain RNN (WebNN) gets the same batch through a GRU whose update gate is shut
 (z = sigmoid(-200) = 0 in every precision: its bias is the only non-zero term) and whose new gate
@@ -164,15 +167,24 @@ def measure(targets: list, pool: Pool, timeout: float = PROBE_TIMEOUT, folder: s
             for outcome in pool.outcomes(jobs):
                 _, ref, prog = outcome.key
                 answers[ref] = _read(outcome, prog, activation)
-                if outcome.status == "error":  # refused: try the next variant
-                    left[ref] = [t for t in targets if t.ref == ref]
+                if outcome.status == "error" or fell_back(outcome.effective):  # refused, or ran elsewhere:
+                    left[ref] = [t for t in targets if t.ref == ref]          # try the next variant
     return answers
+
+
+def fell_back(effective: dict | None) -> str:
+    """Where a call's node ran on another provider than the target's (the path's ``fallback``: a
+    CUDA target whose RNN the CPU provider ran), what ran where; else ''."""
+    path = (effective or {}).get("path")
+    return str(path.get("fallback") or "") if isinstance(path, dict) else ""
 
 
 def _read(outcome, prog, activation: str) -> dict:
     info = {"declared": outcome.effective or {}, "describe": outcome.describe or {}}
     if outcome.status != "ok":
         return dict(info, probe=f"{outcome.status}: {outcome.error}"[:300])
+    if fell_back(outcome.effective):  # its outputs measure the provider that ran it, not the target
+        return dict(info, probe=f"not measured: {fell_back(outcome.effective)}"[:300])
     try:
         names = [canonical for _, canonical in prog.outputs]
         y = prog.to_canonical("Y_h", np.asarray(outcome.value[names.index("Y_h")]))

@@ -1,6 +1,7 @@
 """Runtime adapters, plugin loading and target discovery.
 
-Built-in runtimes (``BUILTIN`` below): onnxruntime (one target per execution provider), OpenVINO
+Built-in runtimes (``BUILTIN`` below): onnxruntime (one target per execution provider; the GPU ones in
+their precision configurations), OpenVINO
 through its ONNX frontend and reading its own IR (per device, default and pinned-precision
 configurations), ``onnx.reference``, the DirectML descriptor interpreter and onnxruntime's DirectML
 execution provider (Windows), torch, and WebNN in a real browser. Vendors add their own through
@@ -36,6 +37,7 @@ class Skipped:
 #: not installed here
 BUILTIN = {
     "conformance.runtimes.onnxruntime": ("onnxruntime",),
+    "conformance.runtimes.onnxruntime_gpu": ("onnxruntime",),
     "conformance.runtimes.openvino": ("openvino",),
     "conformance.runtimes.reference": ("onnx-reference",),
     "conformance.runtimes.openvino_ir": ("openvino",),
@@ -63,6 +65,7 @@ PACKAGES = {
     "conformance.runtimes.openvino_ir": ("openvino", "runtimes"),
     "conformance.runtimes.openvino_memory": ("openvino", "runtimes"),
     "conformance.runtimes.onnxruntime": ("onnxruntime", "runtimes"),
+    "conformance.runtimes.onnxruntime_gpu": ("onnxruntime-gpu", "runtimes-gpu"),
     "conformance.runtimes.reference": ("onnx", "runtimes"),
 }
 

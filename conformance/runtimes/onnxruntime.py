@@ -1,5 +1,10 @@
 """onnxruntime, one target per execution provider present, in each execution form it takes.
 
+The GPU execution providers (CUDA, TensorRT: the onnxruntime-gpu package) are the targets of
+:mod:`conformance.runtimes.onnxruntime_gpu`, which finds them at every run (a GPU is the machine's,
+not the package's) in their precision configurations; this module makes the others' targets, a
+function of the installed package alone.
+
 A pair runs in a fresh session with one intra-op thread; the forms (conformance/runtimes/forms.py)
 load one session for several runs (``load``) and, with ``threads=4``, give it four intra-op threads.
 Each session records which execution provider each node was assigned to
@@ -14,6 +19,10 @@ import numpy as np
 
 #: providers that do not execute kernels themselves
 NOT_COMPUTE = {"AzureExecutionProvider"}
+#: the GPU providers (onnxruntime-gpu), whose targets conformance/runtimes/onnxruntime_gpu.py makes
+GPU_PROVIDERS = ("CUDAExecutionProvider", "TensorrtExecutionProvider")
+#: a provider's device as a target names it, where it is not the provider's name less its suffix
+DEVICES = {"TensorrtExecutionProvider": "TensorRT"}
 #: provider options that change the arithmetic (CUDA's TF32 switch, TensorRT's reduced precisions)
 PRECISION_OPTIONS = ("use_tf32", "trt_fp16_enable", "trt_bf16_enable", "trt_int8_enable",
                      "enable_cuda_graph")
@@ -31,7 +40,7 @@ def providers() -> list[str]:
 
 
 def device_of(provider: str) -> str:
-    return provider.removesuffix("ExecutionProvider")
+    return DEVICES.get(provider, provider.removesuffix("ExecutionProvider"))
 
 
 class OnnxRuntime:
@@ -63,16 +72,23 @@ class OnnxRuntime:
             options.add_session_config_entry(ASSIGNMENT, "1")
         except Exception:  # noqa: BLE001, S110 - an older release: no assignment to read
             pass
-        self._session = self._ort.InferenceSession(model, options, providers=[self.provider])
+        self._session = self.session(model, options)
         return _Loaded(self._session)
+
+    def session(self, model: bytes, options):
+        """The InferenceSession of ``model``: the target's provider alone is listed (a node it does not
+        take is still assigned to the CPU provider, and ``path()`` marks it)."""
+        return self._ort.InferenceSession(model, options, providers=[self.provider])
 
     def run(self, model: bytes, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
         return self.load(model).run(feeds)
 
     def effective(self) -> dict:
-        """The session's providers as it resolved them, and the precision options of the ones
-        that have them (CUDA's and TensorRT's TF32 and fp16 switches); the CPU provider has none
-        and computes in the model's type."""
+        """The session's providers as it resolved them, and the precision options of the target's
+        provider as the session resolved them (defaults included): CUDA's TF32 switch, TensorRT's
+        reduced precisions. The CPU provider has none and computes in the model's type; what a GPU
+        provider's options mean for the precision is declared by its adapter
+        (conformance/runtimes/onnxruntime_gpu.py)."""
         session = self._session
         if session is None:
             return {}
@@ -81,10 +97,6 @@ class OnnxRuntime:
         for key in PRECISION_OPTIONS:
             if key in options:
                 found[key] = options[key]
-        if str(options.get("use_tf32", "0")) == "1" and self.provider == "CUDAExecutionProvider":
-            found["precision"] = "tf32"
-        elif str(options.get("trt_fp16_enable", "0")).lower() in ("1", "true"):
-            found["precision"] = "f16"
         return found
 
     def path(self) -> dict:
@@ -128,20 +140,27 @@ def assignment_path(assigned: list[tuple[str, str, str]], provider: str) -> dict
 
 
 def targets(specs_by_format: dict):
-    """One target per execution provider present, for every ONNX spec version, in its plain
-    configuration and each form configuration (conformance/runtimes/forms.py ``CONFIGURATIONS``)."""
+    """One target per execution provider present but the GPU ones, for every ONNX spec version, in its
+    plain configuration and each form configuration (conformance/runtimes/forms.py ``CONFIGURATIONS``):
+    :func:`targets_for` the providers onnxruntime lists."""
     import onnxruntime as ort
+    return targets_for(providers(), ort.__version__, specs_by_format.get("onnx", []))
 
+
+def targets_for(available: list[str], version: str, specs: list[str]) -> tuple[list, list]:
+    """(targets, gaps) for the execution providers ``available`` of onnxruntime ``version``: one target
+    per provider but the GPU ones (conformance/runtimes/onnxruntime_gpu.py), in each configuration, per
+    spec."""
     from conformance.runtimes.base import RuntimeRef, Target
     from conformance.runtimes.forms import CONFIGURATIONS, built_config, compose
     found = []
     configs = ["default"] + [compose("default", f) for f in CONFIGURATIONS]
-    for provider in providers():
+    for provider in [p for p in available if p not in GPU_PROVIDERS]:
         for config in configs:
             built = built_config(config)  # targets that differ only in the suite's forms share a worker
             ref = RuntimeRef("conformance.runtimes.onnxruntime:OnnxRuntime",
                              (("provider", provider),) + ((("config", built),) if built != "default" else ()))
-            found += [Target("onnxruntime", ort.__version__, device_of(provider), config, spec, ref,
+            found += [Target("onnxruntime", version, device_of(provider), config, spec, ref,
                              description=f"onnxruntime {provider}", forms=FORMS_TAKEN)
-                      for spec in specs_by_format.get("onnx", [])]
+                      for spec in specs]
     return found, []

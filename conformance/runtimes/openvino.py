@@ -26,7 +26,6 @@ import numpy as np
 
 from conformance.caches import digest
 from conformance.runtimes.openvino_batches import (
-    BATCH,
     BATCH_MARK,
     MERGE_RETRIES,
     _copy,
@@ -59,11 +58,6 @@ def _configs() -> tuple[str, ...]:
 
 
 CONFIGS = _configs()
-
-
-def devices() -> list[str]:
-    import openvino as ov
-    return [d for d in ov.Core().available_devices if d.split(".")[0] in ("CPU", "GPU", "NPU")]
 
 
 def version() -> str:
@@ -357,10 +351,10 @@ class OpenVINO(Adapter):
     """Every way into OpenVINO, for one device and configuration: the ONNX model's bytes (the
     frontend), an IR's ``.xml`` path (read from its files) and an in-memory recipe's ``.json`` path
     (built with the Python builders). The targets of one configuration share this worker
-    (:func:`targets_of`), so their programs share its compiled models (a program that reads into
-    a model compiled before runs on it) and its batches (a case's programs for the three ways in
-    merge into one compile). The three are one runtime, the CPU plugin under one configuration:
-    only the reading differs, and each way in reads as its own adapter does."""
+    (conformance/runtimes/openvino_targets.py ``targets_of``), so their programs share its compiled
+    models (a program that reads into a model compiled before runs on it) and its batches (a case's
+    programs for the three ways in merge into one compile). The three are one runtime, the CPU plugin
+    under one configuration: only the reading differs, and each way in reads as its own adapter does."""
     name = "openvino"
 
     def prepare(self, model, feeds: dict[str, np.ndarray]):
@@ -379,20 +373,10 @@ def _reader(model):
     return read_ir
 
 
-def targets_of(fmt: str, specs: list, description: str) -> list:
-    """OpenVINO's targets for programs of format ``fmt``: one per device and configuration, for
-    every spec in ``specs``. Every way in of one device and configuration runs on the same
-    :class:`OpenVINO` worker (one ``RuntimeRef``)."""
-    from conformance.runtimes.base import RuntimeRef, Target
-    from conformance.runtimes.forms import built_config
-    path = f"{OpenVINO.__module__}:{OpenVINO.__qualname__}"
-    return [Target("openvino", version(), device, config, spec,
-                   RuntimeRef(path, (("device", device), ("config", built_config(config)))), format=fmt,
-                   description=description,
-                   batch=BATCH, forms=FORMS_TAKEN)
-            for device in devices() for config in CONFIGS for spec in specs]
-
-
 def targets(specs_by_format: dict):
-    """Per device and configuration, for every ONNX spec version (through the ONNX frontend)."""
-    return targets_of("onnx", specs_by_format.get("onnx", []), "OpenVINO reading the ONNX model (ONNX frontend)"), []
+    """Per device and configuration, for every ONNX spec version (through the ONNX frontend); where
+    OpenVINO offers no GPU, the gap that says so for every way in (conformance/runtimes/openvino_targets.py)."""
+    from conformance.runtimes.openvino_targets import devices, gaps_of, targets_of
+    found = devices()
+    return (targets_of("onnx", specs_by_format.get("onnx", []), "OpenVINO reading the ONNX model (ONNX frontend)",
+                       found), gaps_of(specs_by_format, found, version()))

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from conformance.runtimes.base import RuntimeRejected
-from conformance.runtimes.openvino import Adapter, targets_of
+from conformance.runtimes.openvino import Adapter
+from conformance.runtimes.openvino_targets import targets_of
 
 FORMAT = "openvino-ir"
 

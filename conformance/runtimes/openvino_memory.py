@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from conformance.runtimes.base import RuntimeRejected
-from conformance.runtimes.openvino import Adapter, targets_of
+from conformance.runtimes.openvino import Adapter
+from conformance.runtimes.openvino_targets import targets_of
 from conformance.specs.openvino.vocabulary import FEED_NAMES
 
 FORMAT = "openvino-model"

@@ -215,7 +215,6 @@ def _refusal(document: dict, answer: dict) -> str:
 
 def targets(specs_by_format: dict):
     """One target per deviceType whose context works, for every WebNN spec; else a declared gap."""
-    from conformance.runtimes.base import RuntimeRef, Target
     from conformance.runtimes.webnn_browser import NoBrowser, find
     specs = specs_by_format.get("webnn", [])
     if not specs:
@@ -229,12 +228,22 @@ def targets(specs_by_format: dict):
         browser = find()
     except NoBrowser as exc:
         return [], [("webnn", str(exc))]
+    wanted = [d.strip().lower() for d in os.environ.get(DEVICES_ENV, "").split(",") if d.strip()]
+    return targets_in(browser, specs, wanted)
+
+
+def targets_in(browser, specs: list[str], wanted: list[str]) -> tuple[list, list]:
+    """(targets, gaps) in ``browser`` (conformance/runtimes/webnn_browser.py ``Browser``: its path and
+    its probe's facts): a target per deviceType whose context works and, unless ``wanted`` names the
+    deviceTypes to make targets of, reports something the cpu context does not; a gap, with its reason,
+    per deviceType that rejects its context (a browser without a GPU rejects ``gpu``) or is folded into
+    CPU."""
+    from conformance.runtimes.base import RuntimeRef, Target
     facts = browser.facts
     reads_device = "deviceType" in facts.get("contextOptionsRead", [])
     found, gaps = [], []
     name = _browser_name(facts.get("version", ""), browser.path)
     contexts = facts.get("contexts", {})
-    wanted = [d.strip().lower() for d in os.environ.get(DEVICES_ENV, "").split(",") if d.strip()]
     for device, context in contexts.items():
         if not context.get("ok"):
             gaps.append(("webnn", f"{name}: createContext({json.dumps(context.get('options', {}))}) for "

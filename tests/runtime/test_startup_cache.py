@@ -33,7 +33,8 @@ def test_runtimes_whose_targets_depend_on_the_machine_are_never_kept():
     from conformance.runtimes.discovery import PACKAGE_DETERMINED, _entry
     assert set(PACKAGE_DETERMINED) <= set(BUILTIN)
     for module in ("conformance.runtimes.openvino", "conformance.runtimes.openvino_ir",
-                   "conformance.runtimes.openvino_memory", "conformance.runtimes.torch", "conformance.runtimes.webnn"):
+                   "conformance.runtimes.openvino_memory", "conformance.runtimes.torch", "conformance.runtimes.webnn",
+                   "conformance.runtimes.onnxruntime_gpu"):
         assert module not in PACKAGE_DETERMINED and _entry(module, {"onnx": ["onnx-14"]}) is None
 
 

@@ -61,3 +61,27 @@ def test_the_duplicate_search_of_a_form_cause_names_the_form_not_the_ablation_ma
     subject.cause_features = ["input_forget", "initial_c"]
     assert search_link(TRACKERS["openvino"], SimpleNamespace(op="LSTM"), subject).endswith(
         "+LSTM+input_forget+initial_c")
+
+
+def test_a_gpu_targets_repro_py_gives_its_session_the_provider_options_it_ran_with():
+    """A pinned CUDA target ran with use_tf32=0: its repro.py's session does too (docs/targets.md, "GPUs");
+    the CPU provider's session is made as before, with no options."""
+    from conformance.bugreport.pair import Ran
+    from conformance.bugreport.script import RUNNERS, render
+    from conformance.results import Record
+    from conformance.run.probe import probe_case
+    from conformance.specs import SPECS, translate
+    case = probe_case()
+    program = translate(SPECS["onnx-14"], case)
+
+    def repro(device, config, effective):
+        record = Record.from_dict({"case": case.id, "target": "t", "runtime": "onnxruntime", "device": device,
+                                   "config": config, "verdict": "fail", "effective": effective})
+        return render(Ran(case, None, record, program), RUNNERS[("onnxruntime", "onnx")], {"model": "model.onnx"},
+                      "title", "summary", "fail")
+    cuda = repro("CUDA", "precision=pinned", {"providers": ["CUDAExecutionProvider", "CPUExecutionProvider"],
+                                              "use_tf32": "0", "enable_cuda_graph": "0"})
+    assert "providers = [('CUDAExecutionProvider', {'use_tf32': '0', 'enable_cuda_graph': '0'})]" in cuda
+    assert "ort.preload_dlls()" in cuda
+    cpu = repro("CPU", "default", {"providers": ["CPUExecutionProvider"]})
+    assert "options, providers=['CPUExecutionProvider'])" in cpu and "preload_dlls" not in cpu

@@ -367,6 +367,39 @@ def test_nox_installs_only_when_what_it_installs_from_changed(tmp_path, monkeypa
     assert noxfile.out_of(["cases"], "reports/latest") == "reports/latest"
 
 
+def _requirements(text: str) -> list:
+    from packaging.requirements import Requirement
+    return [Requirement(line.split("#")[0]) for line in text.splitlines() if line.split("#")[0].strip()]
+
+
+def test_the_gpu_session_installs_onnxruntime_gpu_pinned_and_never_onnxruntime(tmp_path, monkeypatch):
+    """`nox -s conformance-gpu` installs the `runtimes-gpu` extra alone (onnxruntime-gpu, pinned in
+    constraints.txt, instead of onnxruntime: both provide the `onnxruntime` module) and torch as the
+    other sessions do; then runs `conformance run` as `nox -s conformance` does."""
+    import tomllib
+
+    from packaging.utils import canonicalize_name
+    monkeypatch.setitem(sys.modules, "nox", _NoxDouble())
+    monkeypatch.syspath_prepend(str(ROOT))
+    monkeypatch.setenv("CONFORMANCE_REINSTALL", "1")
+    noxfile = importlib.import_module("noxfile")
+    session = _Session(tmp_path)
+    session.posargs = []
+    noxfile.conformance_gpu(session)
+    installed = [args for kind, args in session.calls if kind == "install"]
+    assert installed == [("-c", "constraints.txt", "torch==2.13.0"), ("-c", "constraints.txt", "-e", ".[runtimes-gpu]")]
+    runs = [args for kind, args in session.calls if kind == "run"]
+    assert ("conformance", "run", "--jobs", noxfile.JOBS, "cases", "--out", "reports/gpu") in runs
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    gpu = {canonicalize_name(r.name): r for r in _requirements("\n".join(extras["runtimes-gpu"]))}
+    assert "onnxruntime" not in gpu and {"cuda", "cudnn"} <= gpu["onnxruntime-gpu"].extras
+    cpu = {canonicalize_name(r.name) for r in _requirements("\n".join(extras["runtimes"]))}
+    assert set(gpu) == cpu - {"onnxruntime"} | {"onnxruntime-gpu"}, "the same runtimes, the GPU packages instead"
+    pins = {canonicalize_name(r.name): str(r.specifier) for r in _requirements((ROOT / "constraints.txt").read_text())}
+    assert pins["onnxruntime-gpu"].startswith("==") and pins["onnxruntime"].startswith("==")
+    assert f"onnxruntime-gpu {pins['onnxruntime-gpu'][2:]}" in (ROOT / "docs" / "targets.md").read_text()
+
+
 # -- the ablation's sentences, as the reports show them ---------------------------------------------
 
 def test_a_plain_path_divergence_is_one_cluster_across_case_families():
