@@ -2,9 +2,9 @@
 
 A result is stored as ``<sha256>.json`` under ``$CONFORMANCE_ORACLE_CACHE`` (default: the
 ``cache/`` folder next to this package), and read from ``<sha256>.json.gz`` too where there is no
-``.json`` (the portable bundle a GPU check carries: docs/gpu.md). The key hashes everything the result depends on: the
-oracle version, op, attributes (canonical JSON), each tensor's dtype, shape and bytes, the profile
-and both precisions. Writes go to a temporary file that is then renamed over the target, so
+``.json`` (the portable bundle a GPU check carries: docs/gpu.md). The key hashes everything the
+result depends on: the oracle version, op, attributes (canonical JSON), each tensor's dtype, shape
+and bytes, the profile and both precisions. Writes go to a temporary file that is then renamed over the target, so
 parallel processes never see a half-written file; a file that does not parse is recomputed.
 """
 

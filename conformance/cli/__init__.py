@@ -2,7 +2,7 @@
 
 Its commands live in this package, one module each: ``run`` (:mod:`conformance.cli.run`), ``list``
 and ``schema`` (:mod:`conformance.cli.listing`), registered with the group; ``report``, ``worker``,
-``fuzz``, ``history``, ``export`` and ``bugreport`` (:data:`LAZY_COMMANDS`) are imported when named.
+``fuzz``, ``history``, ``export``, ``bugreport`` and ``gpu-check`` (:data:`LAZY_COMMANDS`) are imported when named.
 The shared options and exit statuses are :mod:`conformance.cli.options`. The CLI is the top layer:
 no library package imports it (docs/architecture.md, "Import layers").
 
@@ -25,7 +25,8 @@ LAZY_COMMANDS = {"report": "conformance.cli.report:report_command",
                  "fuzz": "conformance.cli.fuzz:fuzz_command",
                  "history": "conformance.cli.history:history_command",
                  "export": "conformance.cli.export:export_command",
-                 "bugreport": "conformance.cli.bugreport:bugreport_command"}
+                 "bugreport": "conformance.cli.bugreport:bugreport_command",
+                 "gpu-check": "conformance.cli.gpucheck:gpucheck_command"}
 
 
 class Commands(click.Group):

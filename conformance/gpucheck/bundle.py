@@ -1,5 +1,5 @@
 """The GPU check's bundle: the oracle's results the check needs, computed beforehand on any machine and
-carried to the GPU machine (docs/gpu.md, "The bundle").
+carried to the GPU machine (docs/gpu.md, "The check").
 
 The oracle's disk cache is portable (oracles/cache.py: an entry's name is a digest of the problem, the
 profile and the oracle's version), so a bundle is a folder of cache entries, gzipped, and a manifest:

@@ -79,7 +79,7 @@ def _run(stage: Stage, commands: list[list[str]], env: dict, limit: float) -> St
         log = open(stage.out / (f"command-{i}.log" if len(commands) > 1 else "command.log"), "w")
         procs.append((subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True),
                       log))
-    statuses = []
+    statuses: list[int | None] = []
     for proc, log in procs:
         left = max(1.0, limit - (time.monotonic() - started))
         try:
@@ -92,7 +92,7 @@ def _run(stage: Stage, commands: list[list[str]], env: dict, limit: float) -> St
             log.close()
     stage.seconds = time.monotonic() - started
     stage.shards = statuses
-    stage.status = None if None in statuses else max(statuses, default=0)
+    stage.status = None if None in statuses else max((s for s in statuses if s is not None), default=0)
     return stage
 
 
@@ -120,7 +120,8 @@ def production(plan: Plan, env: dict, files: list[str]) -> Stage:
                          "--out", stage.out / f"shard-{i}")
                 for i, group in enumerate(groups)]
     _run(stage, commands, env, plan.stage_limit)
-    shards = [stage.out / f"shard-{i}" for i in range(len(groups)) if (stage.out / f"shard-{i}" / "results.jsonl").is_file()]
+    shards = [stage.out / f"shard-{i}" for i in range(len(groups))
+              if (stage.out / f"shard-{i}" / "results.jsonl").is_file()]
     if shards:
         merged = subprocess.run(_command("report", *shards, "--out", stage.out / "report"), env=env,
                                 capture_output=True, text=True, timeout=plan.stage_limit)

@@ -227,6 +227,9 @@ class _FallsBackOnRelu:
 
         from conformance.isolation.jobs import Outcome
         for job in jobs:
+            if job.key[0] == "activations":   # the activation probe (conformance/run/activations.py): not modelled
+                yield Outcome(job.key, "error", error="not modelled by this test double")
+                continue
             _, ref, prog = job.key
             relu = b"Relu" in bytes(prog.runtime_input())   # the ONNX model's activation
             self.asked.append("Relu" if relu else "Tanh")

@@ -35,7 +35,8 @@ LAYERS = [
     ("conformance.report",),                                 # HTML, JUnit, Markdown, terminal, merging runs
     ("conformance.run",),                                    # the engine, the ablation, the run session
     ("conformance.cluster",),                                # the Dask scale-out
-    ("conformance.export", "conformance.fuzz", "conformance.history"),  # the commands' libraries
+    ("conformance.export", "conformance.fuzz", "conformance.history", "conformance.gpucheck"),  # the commands'
+    #                                                        libraries
     ("conformance.bugreport",),
     ("conformance.cli", "conformance.__main__"),             # the command line: nothing imports it
 ]
