@@ -33,16 +33,18 @@ def _cores() -> int:
               type=click.Path(path_type=Path, file_okay=False), help="Where the check writes its stages and check.md.")
 @click.option("-j", "--jobs", default=None, type=click.IntRange(1), help="Worker processes (default: one per core).")
 @click.option("--shards", default=None, type=click.IntRange(1),
-              help="Production shards run side by side (default: one per two cores).")
+              help="Production shards run side by side (default: one per core, at most one per file).")
 @click.option("--fuzz-budget", default="60s", show_default=True, help="The fuzz campaign's budget.")
 @click.option("--stage-limit", default=420.0, show_default=True, type=click.FloatRange(1),
               help="Seconds a stage may take before it is stopped.")
 @click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(1),
               help="Seconds one runtime call may take.")
+@click.option("--stage", "only", multiple=True, type=click.Choice(("corpus", "production", "fuzz")),
+              help="Only this stage (repeatable; default: all three).")
 @click.option("--runtime", "runtimes", multiple=True, help="Only targets of this runtime (repeatable).")
 @runtime_plugin_option
 def gpucheck_command(bundle, prepare, specs, production_bytes, case_root, out_dir, jobs, shards, fuzz_budget,
-                     stage_limit, timeout, runtimes, plugins):
+                     stage_limit, timeout, only, runtimes, plugins):
     """Run the GPU check from BUNDLE (default reports/gpu-check-bundle), or make BUNDLE with --prepare.
 
     Exit status: 0 when no stage found a new divergence; 1 when one did, or a stage was stopped at its
@@ -80,10 +82,10 @@ def gpucheck_command(bundle, prepare, specs, production_bytes, case_root, out_di
         sys.exit(2)
     plan = steps.Plan(bundle=bundle, out=out_dir, runtimes=sorted({t.runtime for t in gpu}),
                       devices=sorted({t.device for t in gpu}), cases=case_root, jobs=jobs,
-                      shards=shards or max(1, jobs // 2), fuzz_budget=fuzz_budget, timeout=timeout,
+                      shards=shards or jobs, fuzz_budget=fuzz_budget, timeout=timeout,
                       plugins=list(plugins), stage_limit=stage_limit)
     console.print(f"gpu-check: {len(gpu)} GPU targets ({', '.join(plan.devices)}: {', '.join(plan.runtimes)}); "
                   f"bundle of {manifest.get('results')} oracle results", highlight=False, soft_wrap=True)
-    found = summarize(out_dir, steps.check(plan, manifest, console), manifest, gpu, gaps)
+    found = summarize(out_dir, steps.check(plan, manifest, console, tuple(only) or steps.STAGES), manifest, gpu, gaps)
     console.print(f"gpu-check: exit {found['status']}; {out_dir / 'check.md'}", highlight=False)
     sys.exit(found["status"])

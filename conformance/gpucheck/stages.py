@@ -112,7 +112,7 @@ def production(plan: Plan, env: dict, files: list[str]) -> Stage:
         stage.status, stage.log = 0, "no production file in the bundle"
         return stage
     groups: list[list[str]] = [[] for _ in range(max(1, min(plan.shards, len(files))))]
-    for i, file in enumerate(reversed(files)):   # the bundle lists them smallest first
+    for i, file in enumerate(reversed(files)):   # the bundle lists them smallest first: the largest alone
         groups[i % len(groups)].append(file)
     per_shard = max(1, plan.jobs // len(groups))
     commands = [_command("run", *group, "--tier", "production", *_selection(plan, plan.devices), "--jobs", per_shard,
@@ -137,13 +137,18 @@ def fuzz(plan: Plan, env: dict) -> Stage:
     return _run(stage, [cmd], env, plan.stage_limit)
 
 
-def check(plan: Plan, manifest: dict, console=None) -> list[Stage]:
-    """The three stages, one after the other (each uses the whole machine)."""
+#: the stages, in the order they run
+STAGES = ("corpus", "production", "fuzz")
+
+
+def check(plan: Plan, manifest: dict, console=None, only=STAGES) -> list[Stage]:
+    """The stages (``only``: some of STAGES), one after the other (each uses the whole machine)."""
     env = bundles.environment(plan.bundle)
     stages = []
-    for name, step in (("corpus", lambda: corpus(plan, env)),
-                       ("production", lambda: production(plan, env, manifest.get("production_files", []))),
-                       ("fuzz", lambda: fuzz(plan, env))):
+    steps = {"corpus": lambda: corpus(plan, env),
+             "production": lambda: production(plan, env, manifest.get("production_files", [])),
+             "fuzz": lambda: fuzz(plan, env)}
+    for name, step in ((n, steps[n]) for n in STAGES if n in only):
         if console:
             console.print(f"gpu-check: {name} ...", highlight=False)
         stage = step()
