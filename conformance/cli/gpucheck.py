@@ -35,6 +35,8 @@ def _cores() -> int:
 @click.option("--shards", default=None, type=click.IntRange(1),
               help="Production shards run side by side (default: one per core, at most one per file).")
 @click.option("--fuzz-budget", default="60s", show_default=True, help="The fuzz campaign's budget.")
+@click.option("--fuzz-examples", default=0, type=click.IntRange(0),
+              help="The fuzz campaign also ends after this many cases (0: its budget alone).")
 @click.option("--stage-limit", default=420.0, show_default=True, type=click.FloatRange(1),
               help="Seconds a stage may take before it is stopped.")
 @click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(1),
@@ -44,7 +46,7 @@ def _cores() -> int:
 @click.option("--runtime", "runtimes", multiple=True, help="Only targets of this runtime (repeatable).")
 @runtime_plugin_option
 def gpucheck_command(bundle, prepare, specs, production_bytes, case_root, out_dir, jobs, shards, fuzz_budget,
-                     stage_limit, timeout, only, runtimes, plugins):
+                     fuzz_examples, stage_limit, timeout, only, runtimes, plugins):
     """Run the GPU check from BUNDLE (default reports/gpu-check-bundle), or make BUNDLE with --prepare.
 
     Exit status: 0 when no stage found a new divergence; 1 when one did, or a stage was stopped at its
@@ -83,7 +85,8 @@ def gpucheck_command(bundle, prepare, specs, production_bytes, case_root, out_di
     plan = steps.Plan(bundle=bundle, out=out_dir, runtimes=sorted({t.runtime for t in gpu}),
                       devices=sorted({t.device for t in gpu}), cases=case_root, jobs=jobs,
                       shards=shards or jobs, fuzz_budget=fuzz_budget, timeout=timeout,
-                      plugins=list(plugins), stage_limit=stage_limit)
+                      plugins=list(plugins), stage_limit=stage_limit, fuzz_examples=fuzz_examples,
+                      cpu_twins=any(t.device == "CPU" and t.runtime in {g.runtime for g in gpu} for t in targets))
     console.print(f"gpu-check: {len(gpu)} GPU targets ({', '.join(plan.devices)}: {', '.join(plan.runtimes)}); "
                   f"bundle of {manifest.get('results')} oracle results", highlight=False, soft_wrap=True)
     found = summarize(out_dir, steps.check(plan, manifest, console, tuple(only) or steps.STAGES), manifest, gpu, gaps)

@@ -70,6 +70,27 @@ def _elements(case) -> int:
     return directions * batch * hidden * (seq + 2 * layers)
 
 
+def _shown(path: str) -> str:
+    """A case file as the check names it: relative to here where it lies below, else absolute."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def choose(by_file: dict, production_bytes: float, profiles: int) -> tuple[list[str], list[dict]]:
+    """(the production files whose results fit ``production_bytes``, smallest first; the files left out,
+    each with why), by their estimated gzipped size (BYTES_PER_ELEMENT per output element and profile)."""
+    chosen, left_out, budget = [], [], 0.0
+    for file, cases in sorted(by_file.items(), key=lambda kv: (sum(_elements(c) for c in kv[1]), kv[0])):
+        estimate = BYTES_PER_ELEMENT * sum(_elements(c) for c in cases) * profiles
+        if budget + estimate > production_bytes:
+            left_out.append({"file": file, "reason": f"its results (about {estimate / 2**20:.0f} MiB gzipped) pass "
+                                                     f"the bundle's budget of {production_bytes / 2**20:.0f} MiB"})
+            continue
+        budget += estimate
+        chosen.append(file)
+    return chosen, left_out
+
+
 def _compute(problems, pool, prec: int, console) -> dict:
     """Every problem's result into the oracle's cache (a cache hit computes nothing): {(case id, profile):
     the cache file, or the error}."""
@@ -103,16 +124,8 @@ def prepare(out: Path, case_paths, specs=GPU_SPECS, production_bytes: int = PROD
     production = [c for c in production if "production" in Path(c.file or "").parts]
     by_file: defaultdict[str, list] = defaultdict(list)
     for case in production:
-        by_file[str(case.file)].append(case)
-    chosen, left_out, budget = [], [], 0.0
-    for file, cases in sorted(by_file.items(), key=lambda kv: (sum(_elements(c) for c in kv[1]), kv[0])):
-        estimate = BYTES_PER_ELEMENT * sum(_elements(c) for c in cases) * len(specs)
-        if budget + estimate > production_bytes:
-            left_out.append({"file": file, "reason": f"its results (about {estimate / 2**20:.0f} MiB gzipped) pass "
-                                                     f"the bundle's budget of {production_bytes / 2**20:.0f} MiB"})
-            continue
-        budget += estimate
-        chosen.append(file)
+        by_file[_shown(str(case.file))].append(case)
+    chosen, left_out = choose(by_file, production_bytes, len(specs))
     problems = _problems(corpus, specs) + _problems([c for f in chosen for c in by_file[f]], specs)
     with Pool(jobs) as pool:
         found = _compute(problems, pool, prec, console)

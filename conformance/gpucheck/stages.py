@@ -44,6 +44,10 @@ class Plan:
     plugins: list[str] = field(default_factory=list)
     #: the seconds a stage may take before it is stopped
     stage_limit: float = 420.0
+    #: the fuzz campaign also ends after this many cases (0: its budget alone)
+    fuzz_examples: int = 0
+    #: the GPU targets' runtimes have CPU targets too: the corpus runs them beside (their CPU twins)
+    cpu_twins: bool = True
 
 
 @dataclass
@@ -98,10 +102,20 @@ def _run(stage: Stage, commands: list[list[str]], env: dict, limit: float) -> St
 
 def corpus(plan: Plan, env: dict) -> Stage:
     stage = Stage("corpus", plan.out / "corpus")
-    cmd = _command("run", plan.cases, *_selection(plan, ["CPU", *plan.devices]), "--jobs", plan.jobs,
+    devices = ["CPU", *plan.devices] if plan.cpu_twins else plan.devices
+    cmd = _command("run", plan.cases, *_selection(plan, devices), "--jobs", plan.jobs,
                    "--timeout", plan.timeout, "--ablation-time", plan.ablation_time, "--fresh", "--quiet",
                    "--out", stage.out)
     return _run(stage, [cmd], env, plan.stage_limit)
+
+
+def shards_of(files: list[str], shards: int) -> list[list[str]]:
+    """``files`` (smallest first, as the bundle lists them) in at most ``shards`` groups, round-robin from
+    the largest: with a shard per file, each file is a shard of its own."""
+    groups: list[list[str]] = [[] for _ in range(max(1, min(shards, len(files))))]
+    for i, file in enumerate(reversed(files)):
+        groups[i % len(groups)].append(file)
+    return groups
 
 
 def production(plan: Plan, env: dict, files: list[str]) -> Stage:
@@ -111,9 +125,7 @@ def production(plan: Plan, env: dict, files: list[str]) -> Stage:
     if not files:
         stage.status, stage.log = 0, "no production file in the bundle"
         return stage
-    groups: list[list[str]] = [[] for _ in range(max(1, min(plan.shards, len(files))))]
-    for i, file in enumerate(reversed(files)):   # the bundle lists them smallest first: the largest alone
-        groups[i % len(groups)].append(file)
+    groups = shards_of(files, plan.shards)
     per_shard = max(1, plan.jobs // len(groups))
     commands = [_command("run", *group, "--tier", "production", *_selection(plan, plan.devices), "--jobs", per_shard,
                          "--timeout", plan.timeout, "--no-ablation", "--fresh", "--quiet",
@@ -134,6 +146,8 @@ def fuzz(plan: Plan, env: dict) -> Stage:
     cmd = _command("fuzz", "--budget", plan.fuzz_budget, *_selection(plan, plan.devices), "--jobs", plan.jobs,
                    "--timeout", plan.timeout, "--out", stage.out / "findings", "--database", stage.out / "database",
                    "--regressions", plan.cases / "regressions")
+    if plan.fuzz_examples:
+        cmd += ["--max-examples", str(plan.fuzz_examples)]
     return _run(stage, [cmd], env, plan.stage_limit)
 
 
