@@ -19,14 +19,9 @@ import time
 
 import numpy as np
 
+from tests.doubles import ort_cpu
+
 MARKER_ENV = "CONFORMANCE_HOSTILE_DIR"   # where a hostile runtime writes the pids it started
-
-
-def _ort(model: bytes, feeds):
-    import onnxruntime as ort
-    options = ort.SessionOptions()
-    options.log_severity_level = 4
-    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
 def _note(name: str, pid: int) -> None:
@@ -57,7 +52,7 @@ def _spawn_and(hang: bool, name: str):
         if hang:
             while True:
                 time.sleep(1)
-        return _ort(model, feeds)
+        return ort_cpu(model, feeds)
     return act
 
 
@@ -77,12 +72,12 @@ def _chatter(model, feeds):
     for _ in range(100):
         sys.stdout.write(chunk)
         os.write(2, chunk.encode())
-    return _ort(model, feeds)
+    return ort_cpu(model, feeds)
 
 
 def _thread_then_answer(model, feeds):
     threading.Thread(target=lambda: [time.sleep(0.01) for _ in iter(int, 1)], daemon=True).start()
-    return _ort(model, feeds)
+    return ort_cpu(model, feeds)
 
 
 def _raise_base(model, feeds):
@@ -106,31 +101,32 @@ KINDS = {
     "child-left-running": (_spawn_and(False, "child-left-running"), "pass", ""),
     "chatter": (_chatter, "pass", ""),
     "background-thread": (_thread_then_answer, "pass", ""),
-    "nan": (lambda m, f: [np.full_like(o, np.nan) for o in _ort(m, f)], "fail", ""),
-    "inf": (lambda m, f: [np.full_like(o, np.inf) for o in _ort(m, f)], "fail", ""),
-    "zeros": (lambda m, f: [np.zeros_like(o) for o in _ort(m, f)], "fail", ""),
-    "wrong-shape": (lambda m, f: [o.reshape(-1) for o in _ort(m, f)], "fail", "shape"),
-    "transposed": (lambda m, f: [np.ascontiguousarray(o.T) for o in _ort(m, f)], "fail", "shape"),
-    "too-many-outputs": (lambda m, f: _ort(m, f) * 2, "fail", "outputs, but should return"),
-    "too-few-outputs": (lambda m, f: _ort(m, f)[:1], "fail", "outputs, but should return"),
+    "nan": (lambda m, f: [np.full_like(o, np.nan) for o in ort_cpu(m, f)], "fail", ""),
+    "inf": (lambda m, f: [np.full_like(o, np.inf) for o in ort_cpu(m, f)], "fail", ""),
+    "zeros": (lambda m, f: [np.zeros_like(o) for o in ort_cpu(m, f)], "fail", ""),
+    "wrong-shape": (lambda m, f: [o.reshape(-1) for o in ort_cpu(m, f)], "fail", "shape"),
+    "transposed": (lambda m, f: [np.ascontiguousarray(o.T) for o in ort_cpu(m, f)], "fail", "shape"),
+    "too-many-outputs": (lambda m, f: ort_cpu(m, f) * 2, "fail", "outputs, but should return"),
+    "too-few-outputs": (lambda m, f: ort_cpu(m, f)[:1], "fail", "outputs, but should return"),
     "no-outputs": (lambda m, f: [], "fail", "returned 0 outputs"),
     "returns-none": (lambda m, f: None, "fail", "not a list of arrays"),
     "returns-dict": (lambda m, f: {"Y": 1}, "fail", "not a list of arrays"),
     "returns-string": (lambda m, f: "Y", "fail", "not a list of arrays"),
-    "strings": (lambda m, f: ["a" for _ in _ort(m, f)], "fail", "has dtype str"),
-    "none-objects": (lambda m, f: [None for _ in _ort(m, f)], "fail", "has dtype object"),
-    "float64": (lambda m, f: [o.astype(np.float64) for o in _ort(m, f)], "fail",
+    "strings": (lambda m, f: ["a" for _ in ort_cpu(m, f)], "fail", "has dtype str"),
+    "none-objects": (lambda m, f: [None for _ in ort_cpu(m, f)], "fail", "has dtype object"),
+    "float64": (lambda m, f: [o.astype(np.float64) for o in ort_cpu(m, f)], "fail",
                 "has dtype float64, but should be float32"),
-    "complex": (lambda m, f: [o.astype(np.complex64) + 1j for o in _ort(m, f)], "fail",
+    "complex": (lambda m, f: [o.astype(np.complex64) + 1j for o in ort_cpu(m, f)], "fail",
                 "has dtype complex64, but should be float32"),
-    "int32": (lambda m, f: [o.astype(np.int32) for o in _ort(m, f)], "fail", "has dtype int32"),
-    "python-lists": (lambda m, f: [o.tolist() for o in _ort(m, f)], "fail", "output 0 is a Python list, not an array"),
-    "object-floats": (lambda m, f: [o.astype(object) for o in _ort(m, f)], "fail", "has dtype object"),
-    "array-raises": (lambda m, f: [_NoArray() for _ in _ort(m, f)], "fail", "not a list of arrays"),
-    "unpicklable": (lambda m, f: [np.asarray(lambda: 0, dtype=object) for _ in _ort(m, f)], "fail",
+    "int32": (lambda m, f: [o.astype(np.int32) for o in ort_cpu(m, f)], "fail", "has dtype int32"),
+    "python-lists": (lambda m, f: [o.tolist() for o in ort_cpu(m, f)], "fail",
+                     "output 0 is a Python list, not an array"),
+    "object-floats": (lambda m, f: [o.astype(object) for o in ort_cpu(m, f)], "fail", "has dtype object"),
+    "array-raises": (lambda m, f: [_NoArray() for _ in ort_cpu(m, f)], "fail", "not a list of arrays"),
+    "unpicklable": (lambda m, f: [np.asarray(lambda: 0, dtype=object) for _ in ort_cpu(m, f)], "fail",
                     "cannot be sent back"),
-    "read-only": (lambda m, f: [_readonly(o) for o in _ort(m, f)], "pass", ""),
-    "strided": (lambda m, f: [np.repeat(o, 2, axis=-1)[..., ::2] for o in _ort(m, f)], "pass", ""),
+    "read-only": (lambda m, f: [_readonly(o) for o in ort_cpu(m, f)], "pass", ""),
+    "strided": (lambda m, f: [np.repeat(o, 2, axis=-1)[..., ::2] for o in ort_cpu(m, f)], "pass", ""),
 }
 
 
@@ -190,7 +186,7 @@ class NumpyPatcher:
 
     def run(self, model, feeds):
         self._patch()
-        return [o + 0.33 for o in _ort(model, feeds)]
+        return [o + 0.33 for o in ort_cpu(model, feeds)]
 
 
 # patching at import, too: the main process must never import this module

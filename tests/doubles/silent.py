@@ -12,12 +12,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-
-def _ort(model: bytes, feeds):
-    import onnxruntime as ort
-    options = ort.SessionOptions()
-    options.log_severity_level = 4
-    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"]).run(None, feeds)
+from tests.doubles import ort_cpu
 
 
 class _ZeroLength:
@@ -37,7 +32,7 @@ class _ZeroLength:
         values.update(feeds)
         slots = dict(zip(("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"), node.input))
         lens = values.get(slots.get("sequence_lens", ""))
-        outputs = _ort(model, feeds)
+        outputs = ort_cpu(model, feeds)
         if lens is None:
             return outputs
         empty = np.nonzero(np.asarray(lens) == 0)[0]

@@ -16,14 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from tests.doubles import ort_cpu
+
 LOST = "CUDA error: device-side assert triggered (a test double: tests/doubles/sticky.py)"
-
-
-def _ort(model: bytes, feeds):
-    import onnxruntime as ort
-    options = ort.SessionOptions()
-    options.log_severity_level = 4
-    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
 class StickyAfterRefusal:
@@ -38,7 +33,7 @@ class StickyAfterRefusal:
         if self.lost:
             raise RuntimeError(LOST)
         try:
-            return _ort(model, feeds)
+            return ort_cpu(model, feeds)
         except Exception:
             self.lost = True
             raise
@@ -57,9 +52,9 @@ class StickyAfterRefusalSilently(StickyAfterRefusal):
 
     def run(self, model: bytes, feeds: dict):
         if self.lost:
-            return [np.zeros_like(out) for out in _ort(model, feeds)]
+            return [np.zeros_like(out) for out in ort_cpu(model, feeds)]
         try:
-            return _ort(model, feeds)
+            return ort_cpu(model, feeds)
         except Exception:
             self.lost = True
             raise
