@@ -29,7 +29,8 @@ def classify(record: Record, expectations: Expectations | None, baseline: Baseli
     entry (or, for a failing pair within what its configuration declares and no entry covers, that
     declaration: :func:`as_declared`). ``cause``: the feature tokens of the record's cluster cause,
     where the ablation named one: the entry that names it is preferred, and ``expected.names_cause``
-    says whether the entry did.
+    says whether the entry did; for a pair within its declaration, an entry that does not name its
+    cause gives way to the declaration.
     A pair whose recurrent node ran on another device or provider than its target's (the record's
     ``fallback``: conformance/runtimes/onnxruntime.py) did not run on the target: its verdict is not
     the target's, whatever it is (``fallback``; docs/forms.md)."""
@@ -37,13 +38,16 @@ def classify(record: Record, expectations: Expectations | None, baseline: Baseli
         return {"gate": "fallback", "expected": None}
     failing = record.verdict in FAILING
     entry = expectations.match(record, cause=cause) if expectations else None
+    within = (record.declared or {}).get("verdict") == "pass"
+    if failing and entry and within and cause and entry.names_cause(cause) is False:
+        entry = None   # an entry for another defect: what the configuration declares accounts for it better
     if entry:
         entry.matched += 1
     expected: Expected | None = entry.to_json() if entry else None
     if failing:
         if entry:
             gate = "expected"
-        elif (record.declared or {}).get("verdict") == "pass":   # judged by what its configuration declares
+        elif within:   # judged by what its configuration declares
             gate, expected = "expected", as_declared(record)
         elif baseline is not None and not baseline.regressed(record):
             gate = "baseline"

@@ -79,6 +79,9 @@ def _ablate_configuration(within, target, targets, cases_by_id, records, pool, f
         pinned = verdicts.get(ids[0]) if sibling is not None else None
         if sibling is not None and pinned is None:
             pinned = "not run (the ablation budget was spent)"
+        theirs = _precision_of(records, sibling.id, ids[0]) if pinned == "within-declared" else ("?", "")
+        if theirs[0] != "?" and not theirs[1]:
+            pinned = "pass"   # within what the pinned configuration computes in (float64 in f32), not activations
         cause, features = _configuration_cause(target, precision, pinned, cases_by_id[ids[0]].dtype, activations)
         results = [] if sibling is None else [{"case": ids[0], "feature": "configuration",
                                                "change": sibling.config_label, "verdict": pinned}]

@@ -183,3 +183,21 @@ def test_an_upstream_that_is_neither_an_issue_nor_a_dated_none_is_an_error_with_
                     "  upstream: https://github.com/onnx/onnx/issues/1 (a note)\n")
     (entry,) = Expectations.load([path]).entries
     assert entry.link == "https://github.com/onnx/onnx/issues/1"   # the report's link, where no link is given
+
+
+def test_an_entry_for_another_defect_gives_way_to_the_declaration_the_cause_names(tmp_path):
+    """A bf16 pair within its declaration whose cluster's cause is the configuration: an entry that matches it
+    by its features (float64 computed in float32) but does not name that cause gives way to the declaration,
+    so it excuses nothing it does not explain; where the entry names the cause, it stays."""
+    exp = Expectations.load([_expectations(tmp_path, """\
+        entries:
+          - features: [B]
+            kind: known-bug
+            reason: another defect
+            upstream: none found (searched 2026-11-28)
+        """)])
+    record = Record.from_dict(_bf16_record())
+    assert classify(record, exp)["expected"]["kind"] == "known-bug"          # no cause yet: the entry
+    got = classify(record, exp, cause=frozenset({"configuration"}))
+    assert got["gate"] == "expected" and got["expected"]["kind"] == "declared"
+    assert classify(record, exp, cause=frozenset({"B"}))["expected"]["kind"] == "known-bug"
