@@ -124,21 +124,21 @@ def _serve(conn, binding, log: str | None = None, canary: Canary | None = None) 
         except Exception as exc:  # the runtime's refusal, reported as its text
             _flush()
             tb = traceback.format_exc(limit=6)
-            effective = _refused_in(runtime, exc)
+            # what the call ran in and made, read before the soundness check runs anything else
+            effective, described, made = _refused_in(runtime, exc), _describe(runtime, kind), _artefacts(runtime, kind)
             error = f"{type(exc).__name__}: {exc}"[:4000]
             seen = check(runtime, canary, scratch(log), _flush) if kind in RUNTIME_KINDS and runtime else ""
             conn.send(("unsound" if seen else "error", None, unsound_text(error, seen) if seen else error,
-                       tb[-2000:], time.perf_counter() - start, effective, _describe(runtime, kind), None,
-                       _artefacts(runtime, kind)))
+                       tb[-2000:], time.perf_counter() - start, effective, described, None, made))
             if seen:
                 return  # retired: the pool runs the jobs it would have run on a fresh worker
             continue
         elapsed = time.perf_counter() - start
+        effective, described, made = _effective(runtime), _describe(runtime, kind), _artefacts(runtime, kind)
         if kind in ("batch", "plan") and refused:  # a program of it raised: is the worker still sound?
             seen = check(runtime, canary, scratch(log), _flush)
             if seen:
-                conn.send(("unsound", None, unsound_text(refused, seen), "", elapsed, _effective(runtime),
-                           {}, None, {}))
+                conn.send(("unsound", None, unsound_text(refused, seen), "", elapsed, effective, described, None, made))
                 return
         if kind == "batch":
             value = [(status, out, error, elapsed / max(1, len(returned)), alone, effective)
@@ -148,20 +148,18 @@ def _serve(conn, binding, log: str | None = None, canary: Canary | None = None) 
                 value = _as_arrays(returned)
             except Exception as exc:  # noqa: BLE001 - what came back is not outputs: the runtime's fault
                 conn.send(("garbage", None, f"returned {_kind_of(returned)}, which is not a list of arrays: "
-                           f"{type(exc).__name__}: {exc}"[:2000], "", elapsed, _effective(runtime),
-                           _describe(runtime, kind), None, _artefacts(runtime, kind)))
+                           f"{type(exc).__name__}: {exc}"[:2000], "", elapsed, effective, described, None, made))
                 continue
         else:
             value = returned
         if kind == "probe":  # a call known to work here: run again after a refusal (soundness.py)
             canary = canary or Canary.of(payload[1], payload[2], value)   # the first: the arithmetic probe
-        effective, described = _effective(runtime), _describe(runtime, kind)
         reported = getattr(returned, "effective", None) if kind == "plan" else None
         if reported:
             effective = reported  # the plan's main call's, not its last relation's
         again = _again(runtime, model, feeds) if kind == "run" and 0 < elapsed <= repeat_under else None
         try:
-            conn.send(("ok", value, "", "", elapsed, effective, described, again, _artefacts(runtime, kind)))
+            conn.send(("ok", value, "", "", elapsed, effective, described, again, made))
         except Exception as exc:  # noqa: BLE001 - an output that cannot travel back (unpicklable)
             conn.send(("garbage", None, f"returned outputs that cannot be sent back: {type(exc).__name__}: "
                        f"{exc}"[:2000], "", elapsed, {}, {}, None, {}))

@@ -145,10 +145,15 @@ def test_declared_bf16_and_dropped_peepholes_still_fails_the_gate(tmp_path):
     assert plain and all(r["gate"] == "expected" for r in plain)
 
 
-def test_without_the_entry_every_bf16_failure_is_new(tmp_path):
+def test_without_an_entry_the_gate_judges_bf16_by_its_declaration_and_without_a_gate_all_is_new(tmp_path):
+    """docs/gate.md, "Judged by the declaration": no entry names the double, yet its bf16 failures within
+    their declared bf16 are expected (kind declared); with no gate at all every failure is new."""
     proc, _, records = _run(tmp_path, "DeclaredBf16", expectations=False, extra=["--no-ablation"])
-    assert proc.returncode == 1
-    assert any(r["verdict"] == "fail" for r in records)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    failing = [r for r in records if r["verdict"] == "fail"]
+    assert failing and all(r["gate"] == "expected" and r["expected"]["kind"] == "declared" for r in failing)
+    proc, _, records = _run(tmp_path, "DeclaredBf16", expectations=False, extra=["--no-ablation", "--no-expectations"])
+    assert proc.returncode == 1 and any(r["verdict"] == "fail" for r in records)
 
 
 def test_the_ablation_names_the_configuration_as_the_cause(tmp_path):
