@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ctypes
 
-from tests.doubles.hostile import _ort
+from tests.doubles import ort_cpu
 
 IMPORTED, BUILT, RAN = b"NATIVE-IMPORT-MARKER", b"NATIVE-BUILD-MARKER", b"NATIVE-RUN-MARKER"
 _libc = ctypes.CDLL(None)
@@ -33,4 +33,4 @@ class NativeChatter:
     def run(self, model: bytes, feeds):
         for _ in range(50):
             _native_stderr(RAN)
-        return _ort(model, feeds)
+        return ort_cpu(model, feeds)
