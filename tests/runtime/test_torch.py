@@ -316,8 +316,12 @@ def test_targets_cpu_always_and_cuda_only_where_present(monkeypatch):
     assert gaps == [("torch", gaps[0][1])] and "CUDA not available" in gaps[0][1]
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     found, gaps = torch_runtime.targets({"torch": ["torch"]})
-    assert [t.device for t in found] == ["CPU", "CUDA"] and gaps == []
+    # CUDA in two configurations: TF32 as torch ships it, and pinned (docs/targets.md, "GPUs")
+    assert [(t.device, t.config) for t in found] == [("CPU", "default"), ("CUDA", "default"),
+                                                     ("CUDA", "precision=pinned")] and gaps == []
     assert found[1].ref.build().device == "CUDA"
+    assert dict(found[2].ref.kwargs) == {"device": "CUDA", "config": "precision=pinned"}
+    assert found[2].id == f"torch-{torch.__version__}/CUDA/precision=pinned@torch"
     assert torch_runtime.targets({"onnx": ["onnx-14"]}) == ([], [])
 
 
