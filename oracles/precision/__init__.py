@@ -45,6 +45,7 @@ from .arithmetic import (
     activations_text,
     arithmetic,
     kernel,
+    widened,
     with_activations,
 )
 from .running import Running
@@ -55,7 +56,7 @@ from .walker import walk as _walk
 __all__ = ["ACCUMULATIONS", "ACT_ABS_ULPS", "ACT_ULPS", "ACT_ULPS_CEILING", "FORMATS", "KERNEL_MODEL", "KINK_WIDEN",
            "MEASURED_FUNCTIONS", "MODEL", "NONFINITE", "ROUNDINGS", "Arithmetic", "activations_text", "arithmetic",
            "arithmetic_of", "bound", "fingerprint", "kernel", "shape_facts", "sigma", "statistical", "trajectory",
-           "walk", "with_activations"]
+           "walk", "widened", "with_activations"]
 
 
 def bound(problem, choices: dict, dtype: str | None = None, accumulation: str | None = None,

@@ -231,13 +231,24 @@ def with_activations(ar: Arithmetic, act_ulps: dict | None) -> Arithmetic:
     float32 arithmetic is widened. None or {}: ``ar`` itself."""
     if not act_ulps:
         return ar
-    if ar.wide is not None:
-        return dataclasses.replace(ar, wide=with_activations(ar.wide, act_ulps))
     k = {name: min(max(float(act_ulps.get(name, ACT_ULPS)), ACT_ULPS), ACT_ULPS_CEILING)
          for name in MEASURED_FUNCTIONS}
+    return widened(ar, k["Tanh"], k["Sigmoid"], measured=tuple(sorted(k.items())))
+
+
+def widened(ar: Arithmetic, tanh=None, sigmoid=None, measured: tuple = ()) -> Arithmetic:
+    """``ar`` whose tanh and sigmoid (those given) are accurate to k ulps as-is, k a number or an array
+    (one per point: oracles/precision/measured.py): the fields the activations read. A reduced-precision
+    kernel's float32 arithmetic (``wide``) is the one widened."""
+    if ar.wide is not None:
+        return dataclasses.replace(ar, wide=widened(ar.wide, tanh, sigmoid, measured))
     u = ar.u
-    return dataclasses.replace(ar, sigmoid_rel=2 * k["Sigmoid"] * u + 2 * ar.u_el, tanh_lib=2 * k["Tanh"] * u,
-                               tanh_cancel=k["Tanh"] * u, measured=tuple(sorted(k.items())))
+    fields: dict = {"measured": measured} if measured else {}
+    if tanh is not None:
+        fields.update(tanh_lib=2 * tanh * u, tanh_cancel=tanh * u)
+    if sigmoid is not None:
+        fields.update(sigmoid_rel=2 * sigmoid * u + 2 * ar.u_el)
+    return dataclasses.replace(ar, **fields)
 
 
 @cache

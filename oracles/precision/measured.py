@@ -15,12 +15,10 @@ ACT_ULPS_CEILING (docs/precision.md, "Measured activations").
 
 from __future__ import annotations
 
-import dataclasses
-
 import mpmath
 import numpy as np
 
-from .arithmetic import ACT_ULPS_CEILING, Arithmetic, arithmetic, kernel
+from .arithmetic import ACT_ULPS_CEILING, Arithmetic, arithmetic, kernel, widened
 from .functions import Fn
 
 #: the bisection's steps on k (from 0 to SEARCH_TOP: finer than a hundredth of an ulp)
@@ -52,14 +50,8 @@ def arithmetic_for(compute: str) -> Arithmetic:
 
 
 def _at(ar: Arithmetic, name: str, k: np.ndarray) -> Arithmetic:
-    """``ar`` whose ``name`` is accurate to k ulps, k an array (one per point): with_activations'
-    fields, elementwise."""
-    if ar.wide is not None:
-        return dataclasses.replace(ar, wide=_at(ar.wide, name, k))
-    u = ar.u
-    if name == "Tanh":
-        return dataclasses.replace(ar, tanh_lib=2 * k * u, tanh_cancel=k * u)
-    return dataclasses.replace(ar, sigmoid_rel=2 * k * u + 2 * ar.u_el)
+    """``ar`` whose ``name`` is accurate to k ulps, k an array (one per point)."""
+    return widened(ar, tanh=k) if name == "Tanh" else widened(ar, sigmoid=k)
 
 
 def needed(name: str, x, got, compute: str = "float32") -> np.ndarray:
