@@ -142,7 +142,7 @@ class Record:
     #: the keys of the line this record was read from, in its order (None: built by :meth:`of`)
     _keys: tuple[str, ...] | None = dataclasses.field(default=None, repr=False, compare=False)
 
-    # the judgement's fields (conformance/run/judging.py, engine.py), kept in ``extra``
+    # the judgement's fields (conformance/run/judging/pair.py), kept in ``extra``
     ratio = Field[float | str | None](None, "the error over the tolerance (a string where not finite)")
     max_rel_err = Field[float | str | None](None)
     reading = Field[str]("", "the spec reading the outputs matched best")
@@ -336,7 +336,10 @@ class ResultStore:
             self._by_pair = {(r["case"], r["target"]): r for r in self.records}
         return self._by_pair.get((case_id, target_id))
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: Record | dict[str, Any]) -> None:
+        """A judged pair: a Record (the engine's), or its line."""
+        if isinstance(record, Record):
+            record = record.as_dict()
         self._file.write(line_of(record) + "\n")
         self._file.flush()
         self.records.append(record)
@@ -369,8 +372,8 @@ class MemoryStore:
     def stored(self, case_id: str, target_id: str) -> dict[str, Any] | None:
         return None
 
-    def append(self, record: dict[str, Any]) -> None:
-        self.records.append(record)
+    def append(self, record: Record | dict[str, Any]) -> None:
+        self.records.append(record.as_dict() if isinstance(record, Record) else record)
 
     def latest(self) -> list[dict[str, Any]]:
         return list(self.records)

@@ -42,7 +42,6 @@ from conformance.fuzz.scope import Scope
 from conformance.fuzz.signature import case_tokens, origin
 from conformance.fuzz.strategies import draw_case, with_id
 from conformance.gate import Expectations, classify
-from conformance.results import Record
 from conformance.run import Pool
 from conformance.run.probe import measured
 
@@ -122,7 +121,7 @@ class Campaign:
         for folder in config.known:
             if Path(folder).resolve() != Path(config.out_dir).resolve():
                 self.index.merge(FindingIndex.load(folder))
-        self.gate = ((lambda line: classify(Record.from_dict(line), config.expectations))   # the engine's line
+        self.gate = ((lambda record: classify(record, config.expectations))   # the engine's Record
                      if config.expectations else None)
         self._start = self._stop_at = time.monotonic()
         self._hard_stop = math.inf  # set by run(); a finding reduced outside a campaign has no time limit

@@ -22,7 +22,7 @@ precision model turns each function's errors into the k it must admit (oracles/p
 the target's configuration keeps them per op (``activations``), named in words by
 ``effective.activations_label`` ("tanh ≤ 125 ulp, sigmoid ≤ 4.1 ulp"), and a pair whose op's measured k
 passes the model's own (ACT_ULPS) is judged a second time with it, up to the model's ceiling
-(``effective.activations_judged``, conformance/run/judging.py, docs/precision.md).
+(``effective.activations_judged``, conformance/run/judging/pair.py, docs/precision.md).
 """
 
 from __future__ import annotations

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from conformance.isolation.jobs import Job, Outcome
+from conformance.run.judging.state import JudgeState
+from conformance.run.scheduling import Scheduling
 from conformance.runtimes.effective import BY_NAME, narrower
 from conformance.specs import SPECS, Program
 
@@ -57,8 +59,8 @@ def computes_narrower(case, target) -> bool:
 class Batches:
     """The open batches of one engine run, and the pairs of a batch run again alone."""
 
-    def __init__(self, engine):
-        self.engine = engine
+    def __init__(self, state: JudgeState, lent: Scheduling):
+        self.state, self.lent = state, lent
         #: (runtime ref, whether its programs run each on its own) -> [(case index, program, target)]
         self.open: dict[Any, list[tuple[int, Program, Any]]] = {}
         self.bytes: dict[Any, int] = {}              # open batch key -> the size of its programs
@@ -82,30 +84,28 @@ class Batches:
         entries = self.open.pop(key)
         self.bytes.pop(key, None)
         if len(entries) == 1:
-            return self.engine.run_job(*entries[0])
+            return self.lent.run_job(*entries[0])
         ref, alone = key
         return Job(("batch", ref, entries), "batch",
                    (ref, [(prog.runtime_input(), prog.feeds) for _, prog, _ in entries])
                    + ((NARROWER_ALONE,) if alone else ()),
-                   2 * self.engine.opt.timeout)
+                   2 * self.lent.timeout)
 
     def rerun(self, ci: int, target, prog, why: str) -> None:
         """A batched pair run again on its own (its record says why); its oracle result is kept for it."""
-        engine = self.engine
-        if engine.cases[ci].valid:
-            engine.runs_left[(ci, SPECS[target.spec].semantics)] += 1
+        if self.lent.cases[ci].valid:
+            self.state.runs_left[(ci, SPECS[target.spec].semantics)] += 1
         self.alone[(ci, target)] = why
-        engine.pool.submit(engine.run_job(ci, prog, target))
+        self.lent.submit(self.lent.run_job(ci, prog, target))
 
     def answered(self, outcome) -> None:
         """A batch's answer, as one outcome per pair (marked as batched); a batch that crashed, hung
         or failed as a whole sends each of its pairs again alone."""
-        engine = self.engine
         _, _, entries = outcome.key
         answers = outcome.value if outcome.status == "ok" else None
         if not isinstance(answers, list) or len(answers) != len(entries):
             why = f"its batch of {len(entries)} ended with {outcome.status}: {outcome.error}"[:300]
-            engine.spent(entries[0][2], outcome.elapsed)  # one runtime configuration: one runtime
+            self.lent.spent(entries[0][2], outcome.elapsed)  # one runtime configuration: one runtime
             for ci, prog, target in entries:
                 self.rerun(ci, target, prog, why)
             return
@@ -114,8 +114,8 @@ class Batches:
             effective = rest[1] if len(rest) > 1 and rest[1] is not None else outcome.effective
             if why:  # the runtime ran it on its own within the call: recorded as a pair run alone
                 self.alone[(ci, target)] = f"in a batch of {len(entries)}: {why}"[:300]
-            engine.receive(Outcome(("run", ci, target, prog), status, value, error, "", elapsed,
-                                   effective, batched=0 if why else len(entries)))
+            self.lent.receive(Outcome(("run", ci, target, prog), status, value, error, "", elapsed,
+                                      effective, batched=0 if why else len(entries)))
 
     def settled(self, outcome, ci: int, target, prog, verdict: str, message: str) -> dict | None:
         """The record's ``batch`` field for a judged pair ({} where it was not batched), or None where

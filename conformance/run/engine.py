@@ -1,16 +1,18 @@
 """Orchestration: cases × targets through translators, worker processes, the oracle and compare.
 
 Results are appended as they arrive; a pair already judged for the same case content is skipped,
-so an interrupted run resumes where it stopped. A pair is judged by ``Judging``
-(conformance/run/judging.py); a batching target's pairs go in batches (conformance/run/batches.py,
-whose docstring says how a batch can neither create nor hide a divergence).
+so an interrupted run resumes where it stopped. Every pair is judged by one function,
+``conformance.run.judging.judge``, over the run's explicit state (``JudgeState``) and policy
+(``Policy``), whether it ran alone, in a batch (conformance/run/batches.py, whose docstring says how
+a batch can neither create nor hide a divergence) or as a plan (conformance/run/planned.py); the
+engine lends those two what they need (``Scheduling``), and a pair's ``Record`` goes from its making
+through the gate to the store.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 import shlex
 import time
 from collections import Counter, defaultdict
@@ -26,8 +28,20 @@ from conformance.isolation.workers import Job, Outcome, Pool
 from conformance.results import Record
 from conformance.run import forms as pair_forms
 from conformance.run.batches import NARROWER_ALONE, Batches
-from conformance.run.judging import ORACLE_TIMEOUT, Judging, effective_of, judge_version, oracle_cached, oracle_for
+from conformance.run.judging import (
+    ORACLE_TIMEOUT,
+    Judged,
+    JudgeState,
+    Policy,
+    effective_of,
+    judge,
+    judge_version,
+    oracle_cached,
+    oracle_for,
+)
 from conformance.run.planned import Planned
+from conformance.run.programs import Programs
+from conformance.run.scheduling import Scheduling
 from conformance.runtimes.forms import program_form, sliced, unsupported
 from conformance.specs import SPECS, NotExpressible, Program, translate
 
@@ -113,14 +127,10 @@ def _program_form(target) -> tuple:
     return tuple(sorted(program_form(target.config).items()))
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text)[:150]
-
-
-class Engine(Judging):
+class Engine:
     def __init__(self, cases, targets, store, options: Options, progress=None, gate=None, overrides=None,
                  silent_policy=None):
-        self.gate = gate                  # record -> gate fields (conformance.gate.classify)
+        self.gate = gate                  # Record -> gate fields (conformance.gate.classify)
         self.overrides = overrides        # (case id, target id, features) -> tolerance override dict | None
         self.silent_policy = silent_policy  # target id -> {garbage|implausible: fail|report} (expectations)
         self.cases = cases
@@ -129,24 +139,19 @@ class Engine(Judging):
         self.opt = options
         self.progress = progress or (lambda n=1: None)
         self.summary = RunSummary()
-        # (case index, semantics profile) -> Outcome of the oracle
-        self.oracle: dict[tuple[int, str], Outcome] = {}
-        # (case index, profile) -> [(target, program, outcome)]
-        self.waiting: defaultdict[tuple[int, str], list[tuple[Any, Any, Outcome]]] = defaultdict(list)
-        #: runs still to be judged per (case, profile): an oracle result is dropped after its last
-        #: one (production shapes make each result hundreds of MB: docs/production.md)
-        self.runs_left: Counter[tuple[int, str]] = Counter()
-        # (case index, profile, compute, choices) -> oracles.computed_in
-        self.bounds: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Any]]] = {}
-        #: runtime ref -> [(case index, program, target)] waiting to fill a batch: the targets of one
-        #: runtime configuration (one worker) share it, so a case's programs for several specs go in
-        #: one call (OpenVINO compiles a program that several specs read alike once: openvino.py)
-        self.pool: Any = None               # the pool of this run (a batched pair is run again alone on it)
-        #: the pairs sent in batches (conformance/run/batches.py)
-        self.batches = Batches(self)
+        #: the judgement's state: the oracle's results, the runs left of each, the pairs waiting, the bounds
+        self.state = JudgeState()
+        self.policy = Policy(options.tolerance, overrides, silent_policy, lambda case: self._facts_of(case)[2])
         self._facts: dict[int, tuple[Any, str, frozenset]] = {}  # id(case) -> (case, digest, features)
-        #: the pairs run as a plan (an execution form, the relations: conformance/run/planned.py)
-        self.planned = Planned(self)
+        self.programs = Programs(store.dir, lambda case: self._facts_of(case)[1], options.write_programs)
+        self.pool: Any = None               # the pool of this run (a batched pair is run again alone on it)
+        lent = Scheduling(cases=cases, timeout=options.timeout, programs=self.programs, oracle_job=self.oracle_job,
+                          run_job=self.run_job, settle=self.settle, record=self.record, spent=self.spent,
+                          receive=self.receive, submit=lambda job: self.pool.submit(job))
+        #: the pairs sent in batches (conformance/run/batches.py), and those run as a plan (an execution
+        #: form, the relations: conformance/run/planned.py)
+        self.batches = Batches(self.state, lent)
+        self.planned = Planned(self.state, self.policy, lent)
 
     def _facts_of(self, case) -> tuple[Any, str, frozenset]:
         """A case's content digest and feature tokens, computed once per run (cases do not change
@@ -181,7 +186,7 @@ class Engine(Judging):
             return False
         rec = self.store.stored(case_id, target_id)
         return bool(rec and rec.get("detail") == "summary" and rec.get("verdict") in FAILING
-                    and self.gate(rec).get("gate") == "new")
+                    and self.gate(Record.from_dict(rec)).get("gate") == "new")
 
     def _outside_slice(self) -> int:
         if self.opt.slice_ids is None:
@@ -257,12 +262,12 @@ class Engine(Judging):
                 programs[(spec, form)] = translate(SPECS[spec], case, dict(form))
             except Exception as exc:  # a translator bug costs its pairs, recorded as a suite error
                 programs[(spec, form)] = exc
-            self._write_program(case, programs[(spec, form)], dict(form))
+            self.programs.write(case, programs[(spec, form)], dict(form))
         runnable = [t for t in todo if not isinstance(programs[(t.spec, _program_form(t))], (NotExpressible, Exception))
                     and case.op not in t.gates and not unsupported(t.config, t.forms)]
         if case.valid:
             for t in runnable:
-                self.runs_left[(ci, SPECS[t.spec].semantics)] += 1
+                self.state.runs_left[(ci, SPECS[t.spec].semantics)] += 1
             for profile in sorted({SPECS[t.spec].semantics for t in runnable}):
                 job = self.oracle_job((ci, profile), case, profile)
                 if job is not None:
@@ -291,48 +296,20 @@ class Engine(Judging):
         cache holds the result (read here: no job, and no worker slot taken from the runtimes)."""
         hit = oracle_cached(case.op, case.attributes, case.tensors, profile, self.opt.prec)
         if hit is not None:
-            self.oracle[okey] = Outcome(("oracle", okey), "ok", hit)
+            self.state.oracle[okey] = Outcome(("oracle", okey), "ok", hit)
             return None
         return Job(("oracle", okey), "call",
                    (oracle_for, (case.op, case.attributes, case.tensors, profile, self.opt.prec)),
                    ORACLE_TIMEOUT)
 
-    def program_folder(self, case) -> Path:
-        return Path(self.store.dir) / "programs" / _slug(f"{case.id}-{self._facts_of(case)[1][:8]}")
-
-    def _write_program(self, case, prog, form: dict | None = None) -> None:
-        """A translated program into the case's folder (a program form's into a folder of its own,
-        ``shape=dynamic/``)."""
-        if isinstance(prog, (NotExpressible, Exception)):
-            return
-        if not self.opt.write_programs and prog.format == "onnx":
-            return
-        folder = self.program_folder(case)
-        if form:
-            folder = folder / _slug("/".join(f"{k}={v}" for k, v in sorted(form.items())))
-        folder.mkdir(parents=True, exist_ok=True)
-        SPECS[prog.spec].write(prog, folder)
-
-    def _write_artefacts(self, case, target, prog, artefacts: dict) -> list[str]:
-        """What the runtime converted the program into (MNN's model, IREE's MLIR), beside the
-        program, named ``<spec>.<target's runtime and device>.<name>`` (pruned with its program)."""
-        folder = self.program_folder(case)
-        folder.mkdir(parents=True, exist_ok=True)
-        written = []
-        for name, data in sorted(artefacts.items()):
-            path = folder / _slug(f"{prog.spec}.{target.runtime}-{target.version}-{target.device}.{name}")
-            path.write_bytes(data)
-            written.append(str(path.relative_to(self.store.dir)))
-        return written
-
     def receive(self, outcome) -> None:
         key = outcome.key
         if key[0] == "oracle":
             okey = key[1]
-            self.oracle[okey] = outcome
-            for args in self.waiting.pop(okey, []):
+            self.state.oracle[okey] = outcome
+            for args in self.state.waiting.pop(okey, []):
                 self._judge(okey[0], *args)
-                self.release(okey)
+                self.state.release(okey)
             self.planned.oracle_in(okey)
             return
         if key[0] == "batch":
@@ -343,35 +320,33 @@ class Engine(Judging):
         self.spent(target, outcome.elapsed)
         case = self.cases[ci]
         okey = (ci, SPECS[target.spec].semantics)
-        if case.valid and outcome.status == "ok" and okey not in self.oracle:
-            self.waiting[okey].append((target, prog, outcome))
+        if case.valid and outcome.status == "ok" and okey not in self.state.oracle:
+            self.state.waiting[okey].append((target, prog, outcome))
             return
         self._judge(ci, target, prog, outcome)
         if case.valid:
-            self.release(okey)
+            self.state.release(okey)
+
+    def _judge(self, ci: int, target, prog, outcome) -> None:
+        self.settle(outcome, ci, target, prog, judge(ci, self.cases[ci], target, prog, outcome, self.state,
+                                                     self.policy, write_artefacts=self.programs.artefacts))
 
     def spent(self, target, seconds: float) -> None:
         self.summary.runtime_by[target.runtime] += seconds
 
-    def release(self, okey) -> None:
-        """One run of (case, profile) judged: the oracle result goes with the last one."""
-        self.runs_left[okey] -= 1
-        if self.runs_left[okey] <= 0:
-            self.runs_left.pop(okey, None)
-            self.oracle.pop(okey, None)
-
-    def settle(self, outcome, ci: int, target, prog, verdict: str, message: str, extra=None) -> None:
+    def settle(self, outcome, ci: int, target, prog, judged: Judged) -> None:
         """Record a judged pair, or, when it came from a batch and is not ``pass``, run it again
         alone first (a batch may neither create nor hide a divergence)."""
-        extra = dict(extra or {})
-        found = self.batches.settled(outcome, ci, target, prog, verdict, message)
+        extra = dict(judged.extra)
+        found = self.batches.settled(outcome, ci, target, prog, judged.verdict, judged.message)
         if found is None:
             return  # run again alone first
         if found:
             extra["batch"] = found
-        self.record(self.cases[ci], target, prog, verdict, message, extra)
+        self.record(self.cases[ci], target, prog, judged.verdict, judged.message, extra)
 
     def record(self, case, target, prog, verdict, message, extra=None) -> None:
+        """The pair's Record, made once, gated and stored as it is."""
         _, digest, tokens = self._facts_of(case)
         record = Record.of(case, target, SPECS.get(target.spec), tokens, self.pair_digest(case, target, digest, tokens),
                            digest)
@@ -381,16 +356,15 @@ class Engine(Judging):
             if name in extra:
                 setattr(record, name, extra.pop(name))
         record.extra = extra
-        rec = record.as_dict()
         if self.gate:
-            rec.update(self.gate(rec))
-        if rec.get("fallback"):  # it did not run on the target: not the target's verdict (docs/forms.md)
-            rec["gate"] = "fallback"
-        self.store.append(rec)
+            record.extra.update(self.gate(record))
+        if record.fallback:  # it did not run on the target: not the target's verdict (docs/forms.md)
+            record.extra["gate"] = "fallback"
+        self.store.append(record)
         self.summary.counts[verdict] += 1
         self.summary.by_target[target.id][verdict] += 1
         if verdict in FAILING:
-            self.summary.failures.append(rec)
+            self.summary.failures.append(record)
         self.progress(1)
 
 

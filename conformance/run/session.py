@@ -68,9 +68,8 @@ class RunConfig:
         if not (self.expectations or self.baseline):
             return None
         from conformance.gate import classify
-        from conformance.results import Record
         expectations, base = self.expectations, self.baseline
-        return lambda line: classify(Record.from_dict(line), expectations, base)   # the engine's line
+        return lambda record: classify(record, expectations, base)   # the engine's Record
 
 
 def run_session(cases, targets, config: RunConfig, console=None, load_errors=(), skipped=()) -> int:

@@ -410,38 +410,24 @@ def test_a_plan_scheduled_after_its_variants_oracle_result_went_asks_for_it_agai
     dropped once every plan then waiting on it is judged. The engine makes a case's plans lazily, one
     target at a time, so a plan of another target can come after that: it must ask for the result
     again, or its pair waits for ever and has no record (seen before this test: 3 to 15 pairs of a
-    run of `-k "basic or cell"` missing on OpenVINO's shape=dynamic targets). The engine's bookkeeping
-    is a test double here; the plans, the case and its translation are the real ones."""
-    from collections import defaultdict
+    run of `-k "basic or cell"` missing on OpenVINO's shape=dynamic targets). The judgement's state is the
+    real one (conformance/run/judging/state.py), and so are the plans, the case and its translation; what the
+    engine lends is a test double (its oracle jobs are tuples, nothing is settled)."""
     from types import SimpleNamespace
 
     from conformance.isolation.jobs import Outcome
+    from conformance.run.judging import JudgeState, Policy
     from conformance.run.planned import Planned
+    from conformance.run.scheduling import Scheduling
     from conformance.runtimes.base import RuntimeRef, Target
     from conformance.specs import SPECS, translate
 
     case = next(c for c in load_paths([ROOT / "cases" / "rnn" / "basic.yaml"])[0] if c.valid)
-
-    class EngineBookkeeping:   # test double: Engine's oracle results, their counts and release
-        def __init__(self):
-            self.oracle: dict = {}
-            self.runs_left: defaultdict = defaultdict(int)
-            self.opt = SimpleNamespace(timeout=1.0)
-
-        def program_folder(self, case):
-            return tmp_path
-
-        def oracle_job(self, okey, other, profile):
-            return ("oracle", okey)
-
-        def release(self, okey):   # as conformance/run/engine.py Engine.release
-            self.runs_left[okey] -= 1
-            if self.runs_left[okey] <= 0:
-                self.runs_left.pop(okey, None)
-                self.oracle.pop(okey, None)
-
-    engine = EngineBookkeeping()
-    planned = Planned(engine)
+    state = JudgeState()
+    lent = Scheduling(cases=[case], timeout=1.0, programs=SimpleNamespace(folder=lambda case: tmp_path),
+                      oracle_job=lambda okey, other, profile: ("oracle", okey), run_job=None, settle=None,
+                      record=None, spent=lambda *a: None, receive=None, submit=None)
+    planned = Planned(state, Policy(), lent)
     spec = SPECS["onnx-14"]
     prog = translate(spec, case, {"shape": "dynamic"})
     first, later = (Target("double", "1", "CPU", config, "onnx-14", RuntimeRef("x:y"))
@@ -449,9 +435,9 @@ def test_a_plan_scheduled_after_its_variants_oracle_result_went_asks_for_it_agai
     asked = [job[1] for job in planned.jobs(0, case, first, prog) if isinstance(job, tuple)]
     assert asked, "a shape=dynamic plan judges the case at other shapes"
     for okey in asked:   # the results arrive, the first plan is judged and lets them go
-        engine.oracle[okey] = Outcome(("oracle", okey), "ok", None)
+        state.oracle[okey] = Outcome(("oracle", okey), "ok", None)
         planned.oracle_in(okey)
-        engine.release(okey)
-    assert not engine.oracle
+        state.release(okey)
+    assert not state.oracle
     again = [job[1] for job in planned.jobs(0, case, later, prog) if isinstance(job, tuple)]
     assert sorted(again, key=str) == sorted(asked, key=str)
