@@ -11,12 +11,9 @@ import click
 
 from conformance.compare.tolerance import policies
 from conformance.runtimes import BUILTIN
+from conformance.runtimes.configuration import TargetConfig, TargetName
 from conformance.runtimes.discovery import PluginError, discover
 from conformance.specs import SPECS
-
-#: --config/--device KEY=VALUE: the part of a target id's configuration after this arrow is measured
-#: on this machine (``precision=default→bf16``), not asked for, so selection ignores it
-MEASURED = "→"
 
 
 class NoMatch(click.UsageError):
@@ -55,25 +52,20 @@ def check_tolerance(policy: str | None) -> None:
 
 def config_pairs(config: str) -> dict[str, str]:
     """A target's configuration as KEY=VALUE pairs: ``precision=pinned`` → {precision: pinned};
-    ``default`` → {} (every key at its default); items are separated by ``/`` or ``,``, and an item
-    without ``=`` is ``{item: "on"}``."""
-    pairs: dict[str, str] = {}
-    for item in config.replace(",", "/").split("/"):
-        item = item.split(MEASURED, 1)[0].strip()
-        if not item or item == "default":
-            continue
-        key, eq, value = item.partition("=")
-        pairs[key.strip()] = value.strip() if eq else "on"
-    return pairs
+    ``default`` → {} (every key at its default); the measured part after ``→`` left out
+    (conformance/runtimes/configuration.py); a plugin's own word (``fast``) is ``{fast: on}``."""
+    found = TargetConfig.parse(config)
+    return {**found.pairs, **{word: "on" for word in found.words}}
 
 
 def parse_config(value: str, option: str = "--config") -> dict[str, str]:
     """``KEY=VALUE`` (several joined by ``/`` or ``,``), or ``default``, as pairs; anything else is a
     usage error."""
-    text = "/".join(item.split(MEASURED, 1)[0].strip() for item in value.replace(",", "/").split("/"))
-    if text != "default" and any("=" not in item for item in text.split("/") if item.strip()):
-        raise click.UsageError(f"{option} {value!r}: expected KEY=VALUE, e.g. precision=pinned or precision=default")
-    return config_pairs(text)
+    try:
+        return TargetConfig.parse(value, labelled=False).pairs
+    except ValueError:
+        raise click.UsageError(f"{option} {value!r}: expected KEY=VALUE, e.g. precision=pinned or "
+                               f"precision=default") from None
 
 
 def has_config(target, wanted: dict[str, str]) -> bool:
@@ -124,8 +116,12 @@ def config_selecting(config: str, others) -> str:
 def split_device(value: str) -> tuple[str, dict[str, str]]:
     """``CPU`` → (CPU, {}); ``CPU/precision=pinned`` → (CPU, {precision: pinned}), as the target id
     names them."""
-    device, _, config = value.partition("/")
-    return device.strip(), (parse_config(config, "--device") if config.strip() else {})
+    try:
+        device, config = TargetName.device_part(value)
+    except ValueError:
+        raise click.UsageError(f"--device {value!r}: expected KEY=VALUE after the device, e.g. "
+                               f"precision=pinned or precision=default") from None
+    return device, config.pairs
 
 
 # -- narrowing ------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import numpy as np
 # the answers ``run_many`` may give per program: defined below the runtimes, beside the worker that reads them
 from conformance.isolation.jobs import RanAlone as RanAlone
 from conformance.isolation.jobs import RanMerged as RanMerged
+from conformance.runtimes.configuration import TargetConfig, TargetName
 
 
 @runtime_checkable
@@ -114,19 +115,27 @@ class Target:
         return self.family or self.runtime
 
     @property
+    def setup(self) -> TargetConfig:
+        """Its configuration as a value (conformance/runtimes/configuration.py): what it is asked to run
+        in, the precision measured, the converter."""
+        found = TargetConfig.parse(self.config, self.converter)
+        return TargetConfig(found.items, self.precision, self.converter)
+
+    @property
     def config_label(self) -> str:
         """``default``, ``precision=pinned``, or with the effective precision where it is not
         float32's: ``precision=default→bf16``."""
-        from conformance.runtimes.effective import config_label
-        return config_label(self.config, self.precision)
+        return self.setup.label
+
+    @property
+    def name(self) -> TargetName:
+        """Its id's parts (``str`` of it is the id)."""
+        version = f"-{self.version}" if self.version else ""
+        return TargetName(f"{self.runtime}{version}", self.device, self.setup, self.spec)
 
     @property
     def id(self) -> str:
-        label = self.config_label
-        config = "" if label == "default" else f"/{label}"
-        version = f"-{self.version}" if self.version else ""
-        through = f"{self.converter} {CONVERTED} " if self.converter else ""
-        return f"{through}{self.runtime}{version}/{self.device}{config}@{self.spec}"
+        return str(self.name)
 
     def to_json(self) -> dict:
         return {"id": self.id, "runtime": self.runtime, "version": self.version, "device": self.device,
@@ -138,9 +147,6 @@ class Target:
                 **({"forms": self.forms} if self.forms else {}),
                 **({"converter": self.converter} if self.converter else {})}
 
-
-#: what separates a converter from the runtime in a converter target's id
-CONVERTED = "→"
 
 #: the steps of a runtime that converts or compiles a program before it runs it (RuntimeRejected.stage);
 #: ``checker``: onnx.checker rejects what a converter wrote (conformance/converters/converted.py)

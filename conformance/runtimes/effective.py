@@ -79,15 +79,10 @@ def narrower(compute: Precision | None, dtype: str) -> bool:
 
 def config_label(config: str, precision: str) -> str:
     """The configuration as a target id names it: the configuration asked for, and where a float32
-    model computes in another precision, that precision: ``precision=default→bf16``."""
-    if not precision or precision == "f32":
-        return config
-    if config == "default":
-        return f"precision=default→{precision}"
-    items = config.split("/")
-    if items[0].startswith("precision="):  # the arrow right after the precision it measures
-        return "/".join([f"{items[0]}→{precision}", *items[1:]])
-    return f"{config}/precision→{precision}"
+    model computes in another precision, that precision: ``precision=default→bf16``
+    (conformance/runtimes/configuration.py ``TargetConfig.label``)."""
+    from conformance.runtimes.configuration import TargetConfig
+    return TargetConfig(TargetConfig.parse(config).items, precision).label
 
 
 # -- the host ---------------------------------------------------------------------------------------

@@ -75,13 +75,10 @@ CONFIGURATIONS: tuple[dict[str, str], ...] = (
 
 
 def pairs(config: str) -> dict[str, str]:
-    """KEY=VALUE items of a configuration (``default`` and the measured part after ``→`` left out)."""
-    found: dict[str, str] = {}
-    for item in config.replace(",", "/").split("/"):
-        key, eq, value = item.split("→", 1)[0].strip().partition("=")
-        if eq and key.strip():
-            found[key.strip()] = value.strip()
-    return found
+    """KEY=VALUE items of a configuration (``default`` and the measured part after ``→`` left out):
+    conformance/runtimes/configuration.py ``TargetConfig.parse``."""
+    from conformance.runtimes.configuration import TargetConfig
+    return TargetConfig.parse(config).pairs
 
 
 def of(config: str) -> dict[str, str]:
@@ -106,15 +103,14 @@ def compose(base: str, forms: dict[str, str]) -> str:
 def built_config(config: str) -> str:
     """The configuration a runtime object is built with: ``config`` without the form keys that are the
     suite's business (``precision=pinned/shape=dynamic`` -> ``precision=pinned``)."""
-    given = pairs(config)
-    kept = [f"{k}={v}" for k, v in given.items() if k not in BY_KEY or BY_KEY[k].built]
-    return "/".join(kept) or "default"
+    from conformance.runtimes.configuration import TargetConfig
+    return TargetConfig.parse(config).without([k for k in BY_KEY if not BY_KEY[k].built]).asked
 
 
 def base_config(config: str) -> str:
     """``config`` without its form keys: ``precision=pinned/shape=dynamic`` -> ``precision=pinned``."""
-    kept = [f"{k}={v}" for k, v in pairs(config).items() if k not in BY_KEY]
-    return "/".join(kept) or "default"
+    from conformance.runtimes.configuration import TargetConfig
+    return TargetConfig.parse(config).without(BY_KEY).asked
 
 
 def program_form(config: str) -> dict[str, str]:
