@@ -4,7 +4,8 @@ Its commands live in this package, one module each: ``run`` (:mod:`conformance.c
 and ``schema`` (:mod:`conformance.cli.listing`), registered with the group; ``report``, ``worker``,
 ``fuzz``, ``history``, ``export``, ``bugreport`` and ``gpu-check`` (:data:`LAZY_COMMANDS`) are imported when named.
 The shared options and exit statuses are :mod:`conformance.cli.options`. The CLI is the top layer:
-no library package imports it (docs/architecture.md, "Import layers").
+nothing but ``conformance/__main__.py`` imports it (docs/architecture.md, "Import layers"), and a
+command parses its options, builds the library's config object and calls the library.
 
 What a command needs is imported when it runs, and ``run`` finds its targets (in throwaway
 processes) while it loads the corpus and imports the engine, so the first verdict comes soon

@@ -1,11 +1,13 @@
 """``conformance fuzz``: a differential fuzzing campaign under a time budget.
 
-Hypothesis is imported only when the command runs, so ``conformance run`` needs no hypothesis.
+The options become a :class:`~conformance.fuzz.session.FuzzConfig` (the campaign's config, with
+the targets found here or on the cluster); the campaign, its summary and its record are
+:func:`conformance.fuzz.session.fuzz_session`. Hypothesis is imported only when the command runs,
+so ``conformance run`` needs no hypothesis.
 """
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from pathlib import Path
@@ -13,27 +15,7 @@ from pathlib import Path
 import click
 
 from conformance.cli.options import GATE_HELP, runtime_plugin_option
-
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-#: where findings are written, and the repository's folders the fuzzer reads by default
-OUT = Path("reports/fuzz")
-REGRESSIONS = Path("cases/regressions")
-_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def parse_budget(text: str) -> float:
-    """Seconds from ``90s``, ``10m``, ``1h``, ``1h30m`` or a bare number of seconds."""
-    value = str(text).strip().lower()
-    if re.fullmatch(r"\d+(\.\d+)?", value):
-        seconds = float(value)
-    else:
-        parts = re.findall(r"(\d+(?:\.\d+)?)([smh])", value)
-        if not parts or "".join(n + u for n, u in parts) != value:
-            raise ValueError(f"budget {text!r} is not a duration; Consider 90s, 10m or 1h")
-        seconds = sum(float(n) * _UNITS[u] for n, u in parts)
-    if seconds <= 0:
-        raise ValueError(f"budget {text!r} must be > 0 s")
-    return seconds
+from conformance.fuzz.session import OUT, REGRESSIONS, parse_budget
 
 
 class _Budget(click.ParamType):
@@ -118,11 +100,10 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, configs, conve
         raise click.UsageError("conformance fuzz needs hypothesis; Consider `pip install -c constraints.txt -e "
                                "'.[runtimes]'` (or `python3 -m nox -s fuzz`)") from exc
     from rich.console import Console
-    from rich.markup import escape
 
-    from conformance.fuzz.campaign import Campaign, CampaignConfig
-    from conformance.fuzz.display import LiveDisplay
+    from conformance.fuzz.campaign import CampaignConfig
     from conformance.fuzz.scope import PRODUCTION_LIMITS, Limits, Scope
+    from conformance.fuzz.session import FuzzConfig, fuzz_session
     from conformance.gate import Expectations, ExpectationsError
     from conformance.gate import expectation_paths as gate_paths
     from conformance.isolation.processes import cpu_count
@@ -158,96 +139,6 @@ def fuzz_command(budget, runtimes, plugins, spec_filter, devices, configs, conve
         max_examples=max_examples, shrink=not no_shrink, plugins=plugin_names, tolerance=tolerance_policy,
         known=(regressions,))
     console = Console()
-    if expectation_paths:
-        console.print(f"expectations: {', '.join(map(str, expectation_paths))} ({len(expectations.entries)} "
-                      f"entries): the divergences they cover are not findings (--no-expectations reports them)",
-                      highlight=False, markup=False, soft_wrap=True)
-    for s in skipped:
-        console.print(f"[yellow]skipped runtime[/] {escape(s.runtime)}: {escape(s.reason)}", highlight=False)
-    if grid is not None:
-        from conformance.fuzz.sharded import run_on_cluster
-        config.jobs = grid.slots
-        with grid:
-            campaign, result, problems = run_on_cluster(grid, config, console)
-        _summary(console, campaign, result, config)
-        for problem in problems:
-            console.print(f"warning: {problem}", highlight=False, markup=False, soft_wrap=True)
-        _keep(console, result, keep, regressions)
-        sys.exit(EXIT_FINDINGS if result.written else EXIT_OK)
-    display = None if quiet else LiveDisplay(console, budget)
-    campaign = Campaign(config, observer=display)
-    if display:
-        with display:
-            result = campaign.run()
-        console.line()
-    else:
-        result = campaign.run()
-    _summary(console, campaign, result, config)
-    _keep(console, result, keep, regressions)
-    sys.exit(EXIT_FINDINGS if result.written else EXIT_OK)
-
-
-def _keep(console, result, keep: bool, regressions: Path) -> None:
-    if result.written and keep:
-        from conformance.fuzz.reproducer import keep as keep_findings
-        copies = keep_findings([w.path for w in result.written], regressions)
-        console.print(f"kept: {len(copies)} findings copied into {regressions}", highlight=False, markup=False,
-                      soft_wrap=True)
-    elif result.written:
-        console.print(f"to keep them in the corpus, copy them into {regressions}/ (--keep does it as they are "
-                      f"written); to report one upstream: docs/bugreports.md, \"`conformance bugreport`\"",
-                      highlight=False, markup=False, soft_wrap=True)
-
-
-def _record(result, config) -> Path:
-    """One line per campaign in OUT/campaigns.jsonl, written whatever it found: its seed, scope,
-    budget and counts, so a clean campaign leaves a record too (and its seed reruns it)."""
-    import datetime
-    import json
-    out = Path(config.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    line = {"finished": datetime.datetime.now(datetime.UTC).isoformat(), "argv": sys.argv, "seed": result.seed,
-            "budget_s": config.budget_s, "max_examples": config.max_examples, "elapsed_s": round(result.elapsed_s, 1),
-            "ops": list(config.scope.ops), "dtypes": list(config.scope.dtypes),
-            "targets": [t.id for t in config.targets], "examples": result.examples, "valid": result.valid,
-            "invalid": result.invalid, "verdicts": {t: dict(c) for t, c in result.verdicts.items()},
-            "new": len(result.written), "known": sum(result.known_by_target.values()),
-            "expected": sum(result.expected_by_target.values()), "findings": [str(w.path) for w in result.written],
-            "interrupted": result.interrupted}
-    path = out / "campaigns.jsonl"
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(json.dumps(line) + "\n")
-    return path
-
-
-def _summary(console, campaign, result, config) -> None:
-    cores = config.jobs
-    if result.interrupted:
-        console.print("interrupted: the findings minimized so far are written", highlight=False, markup=False)
-    console.print(f"{result.examples} cases ({result.valid} valid, {result.invalid} invalid) on "
-                  f"{len(config.targets)} targets in {result.elapsed_s:.0f} s: {result.throughput:.2f} cases/s, "
-                  f"{result.throughput / cores:.2f} cases/s per worker ({cores} workers; "
-                  f"{result.searching_throughput / cores:.2f} after {result.ready_s:.1f} s of start-up); "
-                  f"seed {result.seed}",
-                  highlight=False, markup=False)
-    known = sum(result.known_by_target.values())
-    expected = sum(result.expected_by_target.values())
-    record = _record(result, config)
-    console.print(f"{len(result.written)} new findings written to {config.out_dir}; {known} failing verdicts were "
-                  f"known findings, {expected} expected by --expectations; the campaign's seed and counts: {record}",
-                  highlight=False, markup=False, soft_wrap=True)
-    for entry, n in result.expected_by_entry.most_common():
-        console.print(f"  known: {n:6d} verdicts  {entry[:160]}", highlight=False, markup=False, soft_wrap=True)
-    if result.reduction_runs:
-        console.print(f"{result.reduction_runs} cases run to take unneeded features away from shrunk findings",
-                      highlight=False, markup=False)
-    for w in result.written:
-        console.print(f"finding {w.path}  [{w.signature}]", highlight=False, markup=False, soft_wrap=True)
-        console.print(f"  {w.finding.headline}", highlight=False, markup=False, soft_wrap=True)
-        console.print(f"  repro: {w.repro}", highlight=False, markup=False, soft_wrap=True)
-    for old, new, removed in result.superseded:
-        what = "removed" if removed else "superseded; Consider removing it"
-        console.print(f"{old}: {what} (the finding {new} needs fewer features)", highlight=False,
-                      markup=False, soft_wrap=True)
-    for problem in campaign.index.problems:
-        console.print(f"warning: {problem}", highlight=False, markup=False, soft_wrap=True)
+    fuzz = FuzzConfig(campaign=config, keep=keep, regressions=regressions, quiet=quiet, cluster=grid,
+                      expectation_paths=tuple(expectation_paths))
+    sys.exit(fuzz_session(fuzz, console, skipped))

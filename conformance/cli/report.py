@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from conformance.cli.options import DEFAULT_CASES
 from conformance.compare.verdicts import FAILING
 from conformance.gate import Expectations, ExpectationsError, gated
 from conformance.gate import expectation_paths as gate_paths
@@ -69,7 +70,10 @@ def report_command(results, out_dir, clusters_path, expectation_paths, no_expect
             loaded.records = regate(loaded.records, expectations, base, loaded.clusters)
     first = Path(results[0])
     out = out_dir or (first if first.is_dir() else first.parent)
-    refused = _bugreports(loaded, out) if bugreports else []
+    refused = []
+    if bugreports:   # a report per new cluster, in OUT/bugreports; the refusals (printed)
+        from conformance.bugreport.session import new_cluster_reports
+        refused = new_cluster_reports(loaded.records, loaded.clusters, out, click.echo, DEFAULT_CASES)
     index = render(loaded.records, loaded.runs, out, loaded.clusters, artifacts)
     junit = write_junit(loaded.records, out / "junit.xml")
     summary = write_markdown(loaded.records, loaded.runs, out / "summary.md", loaded.clusters)
@@ -85,18 +89,3 @@ def report_command(results, out_dir, clusters_path, expectation_paths, no_expect
         click.echo(f"wrote {path}")
     if refused:
         raise SystemExit(1)
-
-
-def _bugreports(loaded, out: Path) -> list:
-    """``--bugreports``: a report per new cluster, in OUT/bugreports; the refusals (printed)."""
-    from conformance.cli.bugreport import Run, plugins_of, subjects_of, write_reports
-    subjects = subjects_of(Run(loaded.records, loaded.clusters), (), None, None, False, click.echo)
-    if not subjects:
-        click.echo("bug reports: no new divergence cluster")
-        return []
-    written, refused = write_reports(subjects, out / "bugreports", plugins_of(loaded.records))
-    for subject, why in refused:
-        click.echo(f"error: bug report {subject.name} ({subject.target_id}): {why}", err=True)
-    click.echo(f"bug reports: {len(written)} written in {out / 'bugreports'}"
-               + (f", {len(refused)} refused" if refused else ""))
-    return refused

@@ -13,7 +13,9 @@ Modules, one concept each:
 - :mod:`~conformance.fuzz.finding`: a finding, its cause and the text written with it;
 - :mod:`~conformance.fuzz.reduce`: a finding's case reduced to the features its failure needs;
 - :mod:`~conformance.fuzz.reproducer`: findings as case files, and the index of those written;
-- :mod:`~conformance.fuzz.display`, :mod:`~conformance.cli.fuzz`: ``conformance fuzz``.
+- :mod:`~conformance.fuzz.session`: ``conformance fuzz``'s session (``FuzzConfig``, ``fuzz_session``:
+  the campaign, its summary and its record), and the budget read (``parse_budget``);
+- :mod:`~conformance.fuzz.display`: the live display (conformance/cli/fuzz.py is the command).
 
 Hypothesis is imported on first use, so the rest of the suite runs without it.
 """
@@ -29,7 +31,7 @@ _PUBLIC = {
     "case_tokens": "signature", "signature": "signature",
     "Campaign": "campaign", "CampaignConfig": "campaign", "CampaignResult": "campaign",
     "FindingIndex": "reproducer", "case_document": "reproducer",
-    "parse_budget": "cli",
+    "parse_budget": "session", "FuzzConfig": "session", "fuzz_session": "session",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -17,9 +17,11 @@ import pytest
 from rich.console import Console
 
 from conformance.case import load_paths
-from conformance.cli import history as history_cli
 from conformance.gate import Expectations
+from conformance.history.bisect import gaps
 from conformance.history.environments import Env, _import_check, numpy_choices
+from conformance.history.merge import merge, model_of
+from conformance.history.session import choose_releases, run_releases
 from conformance.history.versions import Selection, VersionSpecError, parse
 from conformance.run import compile_expression
 from conformance.selection import specs_by_format
@@ -55,10 +57,10 @@ def history(tmp_path_factory):
     expectations = Expectations.load([root / "expect.yaml"])
     out = root / "out"
     log = io.StringIO()
-    facts, timings = history_cli.run_releases(
+    facts, timings = run_releases(
         Console(file=log, width=100), [("double", v) for v in envs], cases, errors, specs_by_format(("onnx",)), out, 1,
         60.0, expectations, True, False, False, make_env=lambda package, version, **_: envs[version])
-    summary = history_cli.merge(out, facts, expectations, "2026-11-24T00:00:00+00:00", timings, [str(CASES)])
+    summary = merge(out, facts, expectations, "2026-11-24T00:00:00+00:00", timings, [str(CASES)])
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     return {"out": out, "facts": facts, "summary": summary, "records": records, "cases": cases, "log": log.getvalue()}
 
@@ -128,11 +130,11 @@ def test_a_release_outside_the_supported_range_runs_when_allowed():
     from conformance.history.versions import PYPI
     console = Console(file=io.StringIO(), width=200)
     chosen = [parse("onnxruntime==1.15.0,1.20.1")]
-    releases, _, unsupported = history_cli.choose_releases(console, chosen, 0, 0, PYPI, True)
+    releases, _, unsupported = choose_releases(console, chosen, 0, 0, PYPI, True)
     assert releases == [("onnxruntime", "1.15.0"), ("onnxruntime", "1.20.1")]
     assert unsupported == {("onnxruntime", "1.15.0")}
     assert "1.15.0: outside the range the suite supports" in console.file.getvalue()
-    releases, _, unsupported = history_cli.choose_releases(console, chosen, 0, 0, PYPI, False)
+    releases, _, unsupported = choose_releases(console, chosen, 0, 0, PYPI, False)
     assert releases == [("onnxruntime", "1.20.1")] and unsupported == set()
 
 
@@ -235,9 +237,9 @@ def test_version_ranges_in_expectations_apply_per_release(history):
 def test_bisect_asks_for_the_middle_release_of_each_gap_where_a_class_changes(history):
     every = {"double": ["0.5", "1.0", "1.2", "1.5", "1.7", "2.0", "2.5", "3.0", "4.0"]}
     expectations = Expectations.load([history["out"].parent / "expect.yaml"])
-    assert history_cli.gaps(history["facts"], expectations, every) == [("double", "1.5"), ("double", "2.5")]
-    assert history_cli.gaps(history["facts"], expectations, every) == [("double", "1.5"), ("double", "2.5")]
-    assert history_cli.gaps(history["facts"], expectations, {"double": ["1.0", "2.0", "3.0"]}) == []
+    assert gaps(history["facts"], expectations, every) == [("double", "1.5"), ("double", "2.5")]
+    assert gaps(history["facts"], expectations, every) == [("double", "1.5"), ("double", "2.5")]
+    assert gaps(history["facts"], expectations, {"double": ["1.0", "2.0", "3.0"]}) == []
 
 
 def test_the_support_timeline_shows_since_when_opset_22_is_accepted(history):
@@ -297,7 +299,7 @@ def test_the_history_view_dates_each_class_and_flags_the_regression(history):
 def test_the_merge_keeps_only_the_selected_cases(history, tmp_path):
     one = history["cases"][0].id
     facts = [f for f in history["facts"] if f.get("run")]
-    summary = history_cli.merge(tmp_path / "one", facts, None, "2026-11-24T00:00:00+00:00", {}, [str(CASES)], {one})
+    summary = merge(tmp_path / "one", facts, None, "2026-11-24T00:00:00+00:00", {}, [str(CASES)], {one})
     records = [json.loads(line) for line in (tmp_path / "one" / "results.jsonl").read_text().splitlines()]
     assert {r["case"] for r in records} == {one} and summary["records"] == 9
 
@@ -314,7 +316,7 @@ def test_a_verdict_that_varies_between_runs_of_a_release_is_unstable_not_a_regre
     repeat.mkdir()
     (repeat / "results.jsonl").write_text("".join(json.dumps(dict(r, verdict="pass")) + "\n" for r in layout_rejected))
     expectations = Expectations.load([history["out"].parent / "expect.yaml"])
-    history_cli.merge(tmp_path / "out", facts, expectations, "2026-11-24T00:00:00+00:00", {}, [str(CASES)])
+    merge(tmp_path / "out", facts, expectations, "2026-11-24T00:00:00+00:00", {}, [str(CASES)])
     model = json.loads((tmp_path / "out" / "history.json").read_text())
     layout = next(c for c in model["classes"] if "release 1 has no layout 1" in c["name"])
     line = next(ln for ln in layout["lines"] if ln["line"] == "double/CPU@onnx-14")
@@ -337,12 +339,12 @@ def alternating(tmp_path_factory):
     formats = specs_by_format(("onnx-14",))
     out = root / "out"
     console = Console(file=io.StringIO(), width=100)
-    facts, timings = history_cli.run_releases(
+    facts, timings = run_releases(
         console, [("double", v) for v in envs], cases, errors, formats, out, 1, 60.0, None, True, False, False,
         make_env=lambda package, version, **_: envs[version])
-    before = history_cli._model(facts, None)
+    before = model_of(facts, None)
     run_repeats(console, facts, before, cases, formats, 1, 60.0, 2)
-    summary = history_cli.merge(out, facts, None, "2026-11-24T00:00:00+00:00", timings, [str(CASES)])
+    summary = merge(out, facts, None, "2026-11-24T00:00:00+00:00", timings, [str(CASES)])
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     return {"before": before, "model": summary["model"], "records": records, "cases": cases, "facts": facts}
 
@@ -370,6 +372,6 @@ def test_a_pair_that_fails_every_time_in_whatever_way_is_affected_not_unstable(a
 
 def test_bisect_does_not_chase_a_pair_that_fails_in_turns(alternating):
     every = {"double": ["2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7"]}
-    wanted = history_cli.gaps(alternating["facts"], None, every)
+    wanted = gaps(alternating["facts"], None, every)
     assert wanted == [("double", "2.1"), ("double", "2.4")]   # 2.0 | 2.2 and 2.2 | 2.5; never 2.6 (2.7 is unstable)
-    assert history_cli.gaps(alternating["facts"], None, every) == wanted
+    assert gaps(alternating["facts"], None, every) == wanted

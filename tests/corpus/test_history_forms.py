@@ -19,8 +19,9 @@ import pytest
 from rich.console import Console
 
 from conformance.case import load_paths
-from conformance.cli import history as history_cli
 from conformance.history.environments import Env, _link_suite
+from conformance.history.merge import merge
+from conformance.history.session import run_releases
 from conformance.run import compile_expression
 from conformance.selection import specs_by_format
 from tests.conftest import ROOT, conformance, runtime
@@ -53,11 +54,11 @@ def forms_history_of(root, package: str, envs: dict) -> dict:
     cases = [c for c in cases if select(c.id)]
     out = root / "out"
     log = io.StringIO()
-    facts, timings = history_cli.run_releases(
+    facts, timings = run_releases(
         Console(file=log, width=100), [(package, v) for v in envs], cases, errors, specs_by_format((SPEC,)), out, 1,
         120.0, None, True, False, False, make_env=lambda package, version, **_: envs[version],
         configs=("forms=default", "shape=dynamic"))
-    summary = history_cli.merge(out, facts, None, "2026-11-27T00:00:00+00:00", timings, [str(CASES)])
+    summary = merge(out, facts, None, "2026-11-27T00:00:00+00:00", timings, [str(CASES)])
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     return {"facts": facts, "records": records, "cases": cases, "summary": summary, "model": summary["model"],
             "log": log.getvalue()}

@@ -242,13 +242,13 @@ def test_the_fuzzers_table_never_cuts_a_target_name():
 def test_a_clean_campaign_leaves_a_record_of_its_seed_and_counts(tmp_path):
     from collections import Counter, defaultdict
 
-    from conformance.cli.fuzz import _record
     from conformance.fuzz.campaign import CampaignConfig, CampaignResult
+    from conformance.fuzz.session import record_campaign
     result = CampaignResult(examples=40, valid=35, invalid=5, seed=1234)
     result.verdicts = defaultdict(Counter, {T: Counter({"pass": 40})})
     config = CampaignConfig(targets=[types.SimpleNamespace(id=T)], out_dir=tmp_path / "fuzz", budget_s=60)
-    path = _record(result, config)
-    _record(result, config)
+    path = record_campaign(result, config)
+    record_campaign(result, config)
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     assert path == tmp_path / "fuzz" / "campaigns.jsonl" and len(lines) == 2
     assert lines[0]["seed"] == 1234 and lines[0]["new"] == 0 and lines[0]["verdicts"] == {T: {"pass": 40}}

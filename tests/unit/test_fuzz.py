@@ -19,11 +19,11 @@ from conformance.case import load_paths
 from conformance.case.load import load_document
 from conformance.case.vocabulary import ATTRIBUTE
 from conformance.case.yamlio import load_yaml
-from conformance.cli.fuzz import parse_budget
 from conformance.fuzz.campaign import Campaign, CampaignConfig
 from conformance.fuzz.mutations import broken_constraints, expected_constraint
 from conformance.fuzz.reproducer import case_document, render
 from conformance.fuzz.scope import Scope
+from conformance.fuzz.session import parse_budget
 from conformance.fuzz.signature import case_tokens
 from conformance.fuzz.strategies import invalid_cases, valid_cases
 from conformance.specs import SPECS, NotExpressible, translate

@@ -6,7 +6,7 @@ tests/corpus/test_history.py."""
 from __future__ import annotations
 
 from conformance.case import load_paths
-from conformance.cli import history as history_cli
+from conformance.history.corpus import representative
 from conformance.history.environments import import_problem
 from conformance.history.versions import installable
 from tests.conftest import ROOT
@@ -24,7 +24,7 @@ def test_installable_keeps_final_releases_with_a_wheel_for_this_interpreter():
 
 def test_the_representative_subset_keeps_every_op_and_feature_class():
     from conformance.case.features import features
-    chosen = history_cli.representative(ROOT / "cases")
+    chosen = representative(ROOT / "cases")
     every = sorted(p for p in (ROOT / "cases").rglob("*.yaml") if "production" not in p.parts)
     assert 0 < len(chosen) < len(every)
     assert all("production" not in p.parts for p in chosen)
@@ -39,7 +39,7 @@ def test_the_representative_subset_keeps_every_op_and_feature_class():
     stems = {p.stem for op in ("rnn", "gru", "lstm") for p in (ROOT / "cases" / op).glob("*.yaml")}
     assert stems <= {p.stem for p in chosen}  # one file per feature class at least
     assert ROOT / "cases" / "lstm" / "activation_defaults.yaml" in chosen
-    assert history_cli.representative(ROOT / "cases") == chosen  # deterministic
+    assert representative(ROOT / "cases") == chosen  # deterministic
 
 
 def test_arrays_cross_the_pipe_bit_exact_bfloat16_included():

@@ -2,7 +2,9 @@
 read from the source without importing it: every package has a layer (LAYERS, bottom first: the
 cases, the specs, isolation, the runtimes, ... the CLI on top) and imports none above its own, and
 a cycle between packages that is not in KNOWN_CYCLES fails. KNOWN_CYCLES is what is
-left to untangle; a cycle that is gone must leave the list too, so the list only shrinks."""
+left to untangle; a cycle that is gone must leave the list too, so the list only shrinks. Nothing
+imports the command line but ``conformance/__main__.py``, and the tests take from it only its
+commands: a library function is imported from the library."""
 
 from __future__ import annotations
 
@@ -201,6 +203,81 @@ def test_the_graph_sees_the_imports_it_checks():
     assert "conformance.specs" in edges["conformance.runtimes"]        # runtimes read spec vocabularies
     assert "conformance.isolation" in edges["conformance.runtimes"]    # discovery.py, inside a function
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == {("a", "b")}
+
+
+#: the command line (conformance/cli/) and what alone may import it: the console script's module
+COMMAND_LINE = "conformance.cli"
+ENTRY_POINT = "conformance.__main__"
+#: what a test may take from the command line besides the group (``main``) and a command (``*_command``):
+#: these helpers of the command line itself, each with where it is and why it is the command line's.
+#: Everything else a test needs is the library's, imported from the library
+COMMAND_LINE_HELPERS = {
+    "stdout_closed": "cli/run.py: whether a broken pipe is a closed stdout (click's exit status for it)",
+    "is_slice": "cli/options.py: whether a command's paths and -k cover part of the corpus",
+    "_children_skip_the_script": "cli/__init__.py: the console script's spawned processes skip it",
+}
+
+
+def _is_command_line(module: str) -> bool:
+    return module == COMMAND_LINE or module.startswith(COMMAND_LINE + ".")
+
+
+def _command_line_names(source: str, modules: dict, filename: str = "<test>") -> list[tuple[int, str, str]]:
+    """(line, module, name) of each name the Python ``source`` takes from the command line: imported
+    from one of its modules (``from conformance.cli.fuzz import fuzz_command``), or read off one
+    imported whole (``from conformance import cli`` then ``cli.main``); a module imported whole and
+    never read is listed by its own name."""
+    tree = ast.parse(source, filename)
+    found, aliases = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if _is_command_line(a.name) and a.asname:
+                    aliases[a.asname] = (node.lineno, a.name)
+                elif _is_command_line(a.name):
+                    found.append((node.lineno, a.name, a.name))   # read as a dotted name: named whole
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            for a in node.names:
+                full = f"{node.module}.{a.name}"
+                if _is_command_line(full) and full in modules:
+                    aliases[a.asname or a.name] = (node.lineno, full)
+                elif _is_command_line(node.module or ""):
+                    found.append((node.lineno, node.module, a.name))
+    read = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            line, module = aliases[node.value.id]
+            found.append((node.lineno, module, node.attr))
+            read.add(node.value.id)
+    found += [(line, module, module) for alias, (line, module) in aliases.items() if alias not in read]
+    return sorted(set(found))
+
+
+def test_nothing_but_the_entry_point_imports_the_command_line():
+    """conformance/cli/ is the top layer: no module of the suite outside it imports it, but
+    ``conformance/__main__.py``; the library a command calls lives in the library."""
+    modules = _modules()
+    importers = sorted(f"{name} imports {target}" for name, path in modules.items()
+                       if not _is_command_line(name) and name != ENTRY_POINT
+                       for target in _imports(name, path, modules) if _is_command_line(target))
+    assert not importers, f"the command line imported by the library: {importers}"
+    assert COMMAND_LINE in _imports(ENTRY_POINT, modules[ENTRY_POINT], modules)   # the reader sees the one
+
+
+def test_the_tests_take_from_the_command_line_only_its_commands():
+    """A test that runs a command imports the command (or the group); a test of a library function
+    imports it from the library, never through the command line that calls it."""
+    modules = _modules()
+    wrong = [f"{path.relative_to(ROOT)}:{line}: {name} from {module}"
+             for base in ("tests", "benchmarks") for path in sorted((ROOT / base).rglob("*.py"))
+             for line, module, name in _command_line_names(path.read_text(), modules, str(path))
+             if not (name == "main" or name.endswith("_command") or name in COMMAND_LINE_HELPERS)]
+    assert not wrong, f"library names taken from the command line (import them from the library): {wrong}"
+    sample = ("from conformance.cli.history import gaps_in\nfrom conformance.cli import fuzz as f\n"
+              "from conformance import cli\nf.parse_budget('1m')\ncli.main()\n")   # the reader is not blind
+    seen = _command_line_names(sample, modules)
+    assert (1, "conformance.cli.history", "gaps_in") in seen and (2, "conformance.cli.fuzz", "fuzz") not in seen
+    assert (4, "conformance.cli.fuzz", "parse_budget") in seen and (5, "conformance.cli", "main") in seen
 
 
 def _module_size_rule() -> dict:

@@ -445,7 +445,7 @@ def test_expectations_that_cover_nothing_give_one_warning_with_a_count(tmp_path)
 
 
 def test_bisect_narrows_a_change_of_support_as_it_narrows_a_class():
-    from conformance.cli.history import gaps_in
+    from conformance.history.bisect import gaps_in
     envs = [{"package": "double", "version": v, "error": "", "support": [
         {"target": f"double-{v}/CPU@onnx-22", "spec": "onnx-22", "op": "LSTM", "state": state, "why": ""}]}
         for v, state in (("1.0", "refuses"), ("2.0", "accepts"), ("3.0", "accepts"))]
