@@ -38,7 +38,7 @@ class TargetConfig:
         """``default``, ``precision=pinned/shape=dynamic``, ``precision=default→bf16``,
         ``shape=dynamic/precision→tf32``: a configuration as written, asked or labelled. ValueError for
         an item that is neither KEY=VALUE nor (``labelled``) a measured precision."""
-        items: list[tuple[str, str]] = []
+        items: list[tuple[str, str | None]] = []
         measured = ""
         for raw in str(text or "default").replace(",", "/").split("/"):
             asked, arrow, found = raw.strip().partition(MEASURED)
