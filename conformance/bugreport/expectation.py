@@ -22,6 +22,7 @@ from pathlib import Path
 import yaml
 
 from conformance.case.features import FEATURES
+from conformance.runtimes.configuration import TargetName
 
 KIND = {"fail": "known-bug", "rejected": "unsupported", "accepted-invalid": "known-bug", "crash": "known-bug",
         "timeout": "known-bug"}
@@ -94,7 +95,7 @@ def draft(cluster: dict, records: list[Record]) -> dict:
     else:   # the plain path: the case families it showed on (an older clusters.json: "families")
         families = cluster.get("case_families") or cluster.get("families") or []
         entry["cases"] = sorted({f"{family}*" for family in families})
-    specs = sorted({t.rsplit("@", 1)[1] for t in cluster.get("targets") or [] if "@" in t})
+    specs = sorted({TargetName.parse(t).spec for t in cluster.get("targets") or [] if "@" in t})
     entry["targets"] = [f"{cluster['runtime']}-*@{s}" for s in specs] if len(specs) > 1 else \
         f"{cluster['runtime']}-*@{specs[0]}" if specs else f"{cluster['runtime']}-*"
     precisions = sorted({str((r.declared or {}).get("precision") or (r.effective or {}).get("precision"))

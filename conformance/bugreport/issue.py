@@ -20,6 +20,8 @@ import platform
 import urllib.parse
 from dataclasses import dataclass
 
+from conformance.runtimes.configuration import TargetName
+
 
 @dataclass(frozen=True)
 class Tracker:
@@ -127,7 +129,7 @@ def search_link(tracker: Tracker, case, subject) -> str:
     features = [f for f in subject.cause_features if f != "form"]
     words = [case.op] + [f.split("=")[-1] for f in features[:2]]
     if "form" in subject.cause_features:
-        words += list(asked("/".join(subject.target_id.rpartition("@")[0].split("/")[2:])).values())
+        words += list(asked(TargetName.parse(subject.target_id).config.asked).values())
     return tracker.search + urllib.parse.quote_plus(" ".join(words)) if tracker.search else ""
 
 

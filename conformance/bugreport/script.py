@@ -103,11 +103,12 @@ def _env() -> jinja2.Environment:
 def openvino_properties(config: str, dtype: str) -> dict:
     """The compile properties of an OpenVINO configuration (conformance/runtimes/openvino.py
     ``compile_properties``), named as OpenVINO's Python API takes them."""
-    from conformance.runtimes.forms import base_config
-    config = base_config(config)   # the forms are the program's and the calls', not compile properties
-    if not config.startswith("precision="):
+    from conformance.runtimes.configuration import TargetConfig
+    from conformance.runtimes.forms import BY_KEY
+    # the forms are the program's and the calls', not compile properties
+    asked = TargetConfig.parse(config).without(BY_KEY).pairs.get("precision")
+    if asked is None:
         return {}
-    asked = config.split("=", 1)[1].split("→")[0]
     if asked in OV_HINTS:
         return {"INFERENCE_PRECISION_HINT": asked}
     element = OV_ELEMENT.get(dtype, "f32")

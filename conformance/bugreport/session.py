@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.bugreport.source import CORPUS, Run, plugins_of, subjects_of
+from conformance.runtimes.configuration import TargetName
 
 #: the exit statuses (docs/bugreports.md, "`conformance bugreport`"): 1 where a report was refused
 EXIT_OK, EXIT_FAILURES = 0, 1
@@ -122,11 +123,10 @@ def same_target(wanted: str, targets):
     """The target here that ``wanted`` names up to its configuration's measured part
     (``precision=default`` for ``precision=default→bf16``; an id without a configuration, as ids were
     written before configurations were named, for the default one)."""
-    head, _, spec = wanted.rpartition("@")
-    parts = head.split("/")
-    base, config = "/".join(parts[:2]), "/".join(parts[2:]).split("→")[0]
-    found = [t for t in targets if t.spec == spec and t.id.startswith((base + "/", base + "@"))]
-    return next((t for t in found if (t.config or "default") == (config or "default")), None)
+    name = TargetName.parse(wanted)
+    found = [t for t in targets if (t.name.head, t.device, t.spec, t.converter)
+             == (name.head, name.device, name.spec, name.config.converter)]
+    return next((t for t in found if t.setup.plain == name.config.plain), None)
 
 
 def plugin_of(target) -> dict | None:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from conformance.report.causes import VERB
 from conformance.report.view import natural_key
+from conformance.runtimes.configuration import TargetName
 from conformance.runtimes.forms import asked
 
 
@@ -55,9 +56,10 @@ def choose_target(cluster: dict, by_pair: dict) -> str:
     def key(target: str):
         records = [by_pair.get((c, target)) for c in cluster["cases_by_target"][target]]
         # a configuration that computes narrower than the model's type, as its id says or its pairs' judgements
-        narrower = "→" in target or (all(_narrower(r) for r in records) if records else True)
-        head, _, spec = target.rpartition("@")
-        forms = len(asked("/".join(head.split("/")[2:])))   # the fewest calls around it: the plainest form
+        name = TargetName.parse(target)
+        narrower = bool(name.config.measured) or (all(_narrower(r) for r in records) if records else True)
+        spec = name.spec
+        forms = len(asked(name.config.asked))   # the fewest calls around it: the plainest form
         return (narrower, -len(records), forms, not spec.startswith("onnx-"), [-p for p in _numbers(spec)])
     return min(cluster["cases_by_target"], key=key)
 

@@ -52,7 +52,7 @@ def resource_of(target) -> str:
     """The Dask resource name of a target's runtime configuration (its id without the spec:
     ``onnxruntime-1.32.0/CPU``), the one place it is derived: letters, digits, ``_.-`` and a
     digest of the id, so every id (``precision=default→bf16`` too) names one valid resource."""
-    label = target.id.rsplit("@", 1)[0]
+    label = target.name.without_spec
     readable = re.sub(r"[^A-Za-z0-9_.-]+", "_", label).strip("_.")[:80]
     return f"rt-{readable}-{hashlib.sha1(label.encode()).hexdigest()[:8]}"
 

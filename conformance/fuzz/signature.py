@@ -35,6 +35,7 @@ import hashlib
 from conformance.case.constraints import broken_constraints
 from conformance.case.features import features
 from conformance.results import Record
+from conformance.runtimes.configuration import TargetName
 from conformance.specs import SPECS
 
 
@@ -94,8 +95,8 @@ def parse_signature(sig: str) -> tuple[str, str, str, frozenset]:
     """(runtime key, verdict, op or ``*``, cause) of a signature; one written before configurations
     were merged (``.../precision=pinned@...``) reads as the merged key."""
     key, verdict, scope, toks = sig.split("|", 3)
-    head, at, family = key.rpartition("@")
-    runtime_device = "/".join(head.split("/")[:2])
+    name = TargetName.parse(key)
+    runtime_device, family = f"{name.head}/{name.device}", name.spec
     tokens = frozenset() if toks == "plain" else frozenset(toks.split(","))
     return f"{runtime_device}@{family}", verdict, scope, cause(verdict, tokens)
 

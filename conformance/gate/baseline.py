@@ -7,7 +7,6 @@ are not comparable, and say so.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,7 @@ from conformance.case.yamlio import (
 )
 from conformance.compare import FAILING
 from conformance.gate.schema import ALL_VERDICTS, ExpectationsError
+from conformance.runtimes.configuration import TargetName
 
 if TYPE_CHECKING:
     from conformance.results import Record
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 def target_key(target_id: str) -> str:
     """A target id without the runtime version: `onnxruntime-1.32.0/CPU@onnx-14` -> `onnxruntime/CPU@onnx-14`,
     so that a run can be compared with a baseline taken on another version."""
-    head, _, rest = target_id.partition("/")
-    return re.sub(r"-\d[\w.+]*$", "", head) + "/" + rest
+    name = TargetName.parse(target_id)
+    return str(TargetName(name.runtime, name.device, name.config, name.spec))
 
 
 def _baseline_line(raw: bytes, number: int, max_bytes: int):
@@ -111,10 +111,8 @@ class Baseline:
         whose configurations differ, an effective precision above all (``precision=default→bf16``
         against ``default``): their pairs are not compared, and the user should hear why."""
         def split(key):
-            head, _, spec = key.rpartition("@")
-            runtime, _, rest = head.partition("/")
-            device = rest.split("/", 1)[0]
-            return (runtime, device, spec)
+            name = TargetName.parse(key)
+            return (name.head, name.device, name.spec)
         mine = {target_key(t) for t in target_ids}
         theirs = {key for _, key in self.failing}
         out = []

@@ -142,11 +142,8 @@ def version_of_target(target_id: str) -> str:
     """The runtime version a target id names (``onnxruntime-1.32.0/CPU@onnx-14`` -> ``1.32.0``,
     ``onnx-reference-1.17.0/CPU@onnx-7`` -> ``1.17.0``): what follows the first ``-`` of the
     runtime part that reads as a PEP 440 version; "" where none does (a target with no version)."""
-    head = target_id.partition("/")[0]
-    for at, char in enumerate(head):
-        if char == "-" and _version(head[at + 1:]) is not None:
-            return head[at + 1:]
-    return ""
+    from conformance.runtimes.configuration import TargetName
+    return TargetName.parse(target_id).version
 
 
 def features_of(record: Record) -> list[str] | None:

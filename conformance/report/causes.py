@@ -27,6 +27,7 @@ from conformance.report.view import (
     spec_key,
 )
 from conformance.results import Record
+from conformance.runtimes.configuration import TargetName
 
 STATUS_ORDER = ("new", "fixed", "baseline", "expected")
 VERB = {"fail": "fails", "rejected": "rejects the case", "accepted-invalid": "runs a case the spec forbids",
@@ -54,8 +55,9 @@ def fold_targets(records_by_target: dict[str, Record] | dict[str, Record | None]
     [default→bf16, precision=pinned] @ onnx-14``."""
     specs: defaultdict[tuple[str, str], set[str]] = defaultdict(set)
     for target, rec in records_by_target.items():
-        head, config = setup_of(rec) if rec else (target.rsplit("@", 1)[0], "default")
-        specs[(head, config)].add(str(rec.spec or target.rsplit("@", 1)[-1]) if rec else target.rsplit("@", 1)[-1])
+        name = TargetName.parse(target)
+        head, config = setup_of(rec) if rec else (name.without_spec, "default")
+        specs[(head, config)].add(str(rec.spec or name.spec) if rec else name.spec)
     # configurations of one runtime/device with the same spec versions share a part
     parts: defaultdict[tuple[str, tuple[str, ...]], list[str]] = defaultdict(list)
     for (head, config), found in specs.items():

@@ -20,6 +20,7 @@ from conformance.report.view import (
     spec_key,
 )
 from conformance.results import Record
+from conformance.runtimes.configuration import TargetConfig
 
 
 class Target:
@@ -84,8 +85,13 @@ def config_leaf(config: str) -> tuple[str, str]:
     (precision, default→bf16); ``precision=pinned/threads=4`` -> (precision · threads, pinned · 4)."""
     if "=" not in config:
         return "configuration", config
-    pairs = [item.partition("=") for item in config.split("/")]
-    return " · ".join(k for k, _, _ in pairs), " · ".join(v or k for k, _, v in pairs)
+    found = TargetConfig.parse(config)
+    shown = [(k, v if v is not None else "") for k, v in found.items]
+    if found.items and found.items[0][0] == "precision" and found.measured:   # precision=default→bf16
+        shown[0] = ("precision", f"{found.items[0][1]}→{found.measured}")
+    elif found.measured:
+        shown.append((f"precision→{found.measured}", ""))
+    return " · ".join(k for k, _ in shown), " · ".join(v or k for k, v in shown)
 
 
 def header_groups(targets: list[Target]) -> tuple[list[dict], list[dict]]:

@@ -212,7 +212,7 @@ def print_configurations(console, targets) -> None:
         if t.ref in seen:
             continue
         seen.add(t.ref)
-        name = t.id.rsplit("@", 1)[0]
+        name = t.name.without_spec
         console.print(f"  {escape(name)}: {escape(configuration_summary(t.configuration))}", highlight=False,
                       soft_wrap=True)
 

@@ -77,6 +77,12 @@ class TargetConfig:
     def __str__(self) -> str:
         return self.asked
 
+    @property
+    def plain(self) -> tuple[tuple[str, str | None], ...]:
+        """The items as a comparison of two configurations reads them: ``precision=default`` is the
+        default configuration (``default``), whatever the measured part."""
+        return tuple(item for item in self.items if item != ("precision", "default"))
+
     def without(self, keys) -> TargetConfig:
         """The same without the items of ``keys``."""
         return TargetConfig(tuple((k, v) for k, v in self.items if k not in keys), self.measured, self.converter)
