@@ -205,17 +205,6 @@ def bench(session):
     session.run("python", "benchmarks/run_all.py", *session.posargs)
 
 
-def oversize_modules(root: Path = Path(".")) -> dict:
-    """{module: lines} of the modules of conformance/ and oracles/ over the module-size rule
-    (pyproject.toml [tool.conformance.module-size]) that its ``one-concept`` table does not list with
-    the one-line reason they are one concept (docs/architecture.md, "Rules that keep it so")."""
-    import tomllib
-    rule = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["conformance"]["module-size"]
-    sizes = {str(p.relative_to(root)): len(p.read_text().splitlines())
-             for base in ("conformance", "oracles") for p in sorted((root / base).rglob("*.py"))}
-    return {m: n for m, n in sizes.items() if n > rule["max-lines"] and m not in rule["one-concept"]}
-
-
 @nox.session(python=PYTHON)
 def lint(session):
     """ruff (pyproject.toml [tool.ruff]: the checks and the line length), mypy ([tool.mypy]), both pinned in
@@ -223,7 +212,4 @@ def lint(session):
     session.install("-c", "constraints.txt", "ruff", "mypy", "types-PyYAML", "types-jsonschema")
     session.run("ruff", "check", "conformance", "oracles", "tests", "benchmarks", "noxfile.py")
     session.run("mypy", "conformance", "oracles")
-    oversize = oversize_modules()
-    if oversize:
-        session.error(f"modules over the size rule (split them by concept, or give the one-line reason they are one "
-                      f"concept in pyproject.toml [tool.conformance.module-size] one-concept): {oversize}")
+    session.run("python", "tests/module_size.py")   # the module-size rule, in one place
