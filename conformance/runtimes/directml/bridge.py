@@ -23,6 +23,7 @@ class OnnxRuntimeDirectML:
 
     name = "onnxruntime-dml"
     format = "directml"
+    family = "onnxruntime"   # onnxruntime's implementation, under another program format
     description = BRIDGE_DESCRIPTION
 
     def __init__(self, provider: str = DML_PROVIDER):
