@@ -196,11 +196,11 @@ def bound_for(dtype: str, compute: str = "") -> str:
 def _parameters(program) -> dict:
     """{Parameter name: (its shape, -1 for a dynamic dimension; its element type)} of an in-memory
     OpenVINO program, as the suite builds them (conformance/specs/openvino/build.py)."""
-    from conformance.specs.openvino.build import _partial_shape
+    from conformance.specs.openvino.build import partial_shape
     from conformance.specs.openvino.vocabulary import FEED_NAMES
     recipe = json.loads(program.model)
     element = OV_ELEMENT.get(recipe["dtype"], "f32")
-    return {FEED_NAMES.get(k, k): (_partial_shape(k, tuple(shape), recipe["form"], recipe.get("dynamic")),
+    return {FEED_NAMES.get(k, k): (partial_shape(k, tuple(shape), recipe["form"], recipe.get("dynamic")),
                                    "i32" if k == "sequence_lens" else element)
             for k, shape in recipe["shapes"].items()}
 
