@@ -66,7 +66,7 @@ class Attribute:
 
 #: every attribute, in the order case files and reproducers write them
 ATTRIBUTE_TABLE: tuple[Attribute, ...] = (
-    # drawn by the fuzzer's own code (conformance/fuzz/strategies.py OWN_DRAWS): hidden_size with the
+    # drawn by the fuzzer's own code (conformance/fuzz/attributes.py OWN_DRAWS): hidden_size with the
     # shapes, the direction (always: the shapes need it), the activations and their parameters per direction
     Attribute("hidden_size", {"type": ["integer", "string"]}),
     Attribute("direction", {"type": "string", "examples": list(DIRECTIONS)}, values=DIRECTIONS, default="forward",
