@@ -80,8 +80,10 @@ def write(bundle, folder: Path, plugin: dict | None = None) -> None:
     plug = _plugin(record, plugin)
     runner = script.runner_of(record, plugin=plug is not None)
     if runner is None:
-        raise NotReportable(f"{record.runtime} runs {script.program_format(record)} programs that no standalone API "
-                            f"runs here (the suite's own interpreter, or a runtime this machine lacks)")
+        raise NotReportable(f"{record.runtime} runs {script.program_format(record)} programs, and no runner of "
+                            f"conformance/bugreport/script.py RUNNERS runs them standalone")
+    if runner.unreproducible:
+        raise NotReportable(f"{record.target}: no standalone reproduction: {runner.unreproducible}")
     try:
         bundle.replay = replay = replay_of(ran)
     except FormNotReproduced as exc:
@@ -95,7 +97,7 @@ def write(bundle, folder: Path, plugin: dict | None = None) -> None:
         for name, array in feeds.items():
             script.save_array(folder / "inputs" / (f"call{k + 1}" if replay and replay.several else ""), name, array)
     if case.valid:
-        _expected(bundle, folder, judged_case, judged, page=runner.template == "webnn_page")
+        _expected(bundle, folder, judged_case, judged, page=runner.template == script.PAGE)
     if program.format == "onnx" and case.valid:
         from conformance.export.onnx_node import tolerance_document, write_test_data
         expected = [(n, program_layout(judged, c, bundle.vectors.outputs[c].rounded(case.dtype))[0])
@@ -109,7 +111,7 @@ def write(bundle, folder: Path, plugin: dict | None = None) -> None:
     _facts(bundle, record, case, program, subject, plug)
     summary = textwrap.fill(f"{record.target} {issue.verb(subject.verdict)} {case.describe()}. "
                             f"{subject.cause}. Spec: {bundle.clause} ({bundle.clause_url}).", 96)
-    if runner.template == "webnn_page":
+    if runner.template == script.PAGE:
         browser = str((record.effective or {}).get("browser") or browser_of(bundle))
         bundle.requirements = []
         (folder / "requirements.txt").write_text(

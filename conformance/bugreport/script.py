@@ -4,8 +4,10 @@ with the spec's values; one runner per runtime (templates/run_*.py.j2), one body
 
 :data:`RUNNERS` is the one table of how each runtime is reproduced: (runtime family, program
 format) -> the runner template, the packages repro.py imports (pinned in requirements.txt), its
-import lines and the API in words. A runtime plugin is run through its own ``run(model, feeds)``,
-its module copied beside the script where no installed distribution carries it.
+import lines and the API in words; or, for a built-in runtime no standalone script can run, why not
+(:func:`not_standalone`: the report is refused with that reason). Every built-in runtime has its row
+(tests/unit/test_tables.py). A runtime plugin is run through its own ``run(model, feeds)``, its
+module copied beside the script where no installed distribution carries it.
 """
 
 from __future__ import annotations
@@ -22,13 +24,28 @@ from pathlib import Path
 import jinja2
 import numpy as np
 
+#: the runner of a runtime in a browser: repro.html (templates/repro.html.j2), not repro.py
+PAGE = "webnn_page"
+
 
 @dataclass(frozen=True)
 class Runner:
-    template: str              # templates/run_<template>.py.j2
+    template: str              # templates/run_<template>.py.j2 (PAGE: templates/repro.html.j2)
     packages: tuple            # distributions repro.py imports, pinned in requirements.txt
     imports: tuple             # its import lines
     api: str                   # what it calls, in words
+    #: why no standalone script reproduces the runtime ("" where one does): the report is refused saying so
+    unreproducible: str = ""
+
+    @property
+    def file(self) -> str:
+        """The template the runner is written from (in conformance/bugreport/templates/)."""
+        return "repro.html.j2" if self.template == PAGE else f"run_{self.template}.py.j2"
+
+
+def not_standalone(why: str) -> Runner:
+    """The row of a built-in runtime that no standalone script can run, saying why."""
+    return Runner("", (), (), "", unreproducible=why)
 
 
 RUNNERS = {
@@ -57,7 +74,19 @@ RUNNERS = {
                              "from tvm.relax.frontend.onnx import from_onnx"),
                             "Apache TVM (its Relax ONNX frontend, which reads the model with onnx; tvm.compile; "
                             "the Relax VM)"),
-    ("webnn", "webnn"): Runner("webnn_page", (), (), "the browser's WebNN (navigator.ml, MLGraphBuilder)"),
+    ("webnn", "webnn"): Runner(PAGE, (), (), "the browser's WebNN (navigator.ml, MLGraphBuilder)"),
+    # DirectML has no Python API: the suite checks its descriptors with an interpreter of its own and runs them on
+    # DirectML through onnxruntime, converted back to ONNX (conformance/runtimes/directml/)
+    ("directml-interpreter", "directml"): not_standalone(
+        "directml-interpreter is the suite's own numpy evaluation of DirectML's documented semantics "
+        "(conformance/runtimes/directml/interpreter.py), not DirectML: a divergence there is a fault of the "
+        "suite's DirectML translator or interpreter, for this project, not for an upstream tracker"),
+    ("onnxruntime", "directml"): not_standalone(
+        "onnxruntime-dml runs the descriptor as an ONNX model the suite converts it back to "
+        "(conformance/runtimes/directml/to_onnx.py), DirectML having no Python API to run a descriptor with; "
+        "report the divergence from onnxruntime's DmlExecutionProvider target on an ONNX spec "
+        "(onnxruntime-<version>/Dml@onnx-22, the same provider on the suite's own ONNX model), whose repro.py "
+        "runs that model with onnxruntime alone"),
 }
 PLUGIN = Runner("plugin", (), (), "the runtime plugin's own run(model, feeds)")
 
@@ -168,11 +197,11 @@ def bound_for(dtype: str, compute: str = "") -> str:
 def _parameters(program) -> dict:
     """{Parameter name: (its shape, -1 for a dynamic dimension; its element type)} of an in-memory
     OpenVINO program, as the suite builds them (conformance/specs/openvino/build.py)."""
-    from conformance.specs.openvino.build import _partial_shape
+    from conformance.specs.openvino.build import partial_shape
     from conformance.specs.openvino.vocabulary import FEED_NAMES
     recipe = json.loads(program.model)
     element = OV_ELEMENT.get(recipe["dtype"], "f32")
-    return {FEED_NAMES.get(k, k): (_partial_shape(k, tuple(shape), recipe["form"], recipe.get("dynamic")),
+    return {FEED_NAMES.get(k, k): (partial_shape(k, tuple(shape), recipe["form"], recipe.get("dynamic")),
                                    "i32" if k == "sequence_lens" else element)
             for k, shape in recipe["shapes"].items()}
 
@@ -225,7 +254,7 @@ def render(ran, runner: Runner, files: dict, title: str, summary: str, verdict: 
     elif runner.template == "plugin":
         assert plugin is not None
         context.update(plugin)
-    run = env.get_template(f"run_{runner.template}.py.j2").render(**context).rstrip() + "\n"
+    run = env.get_template(runner.file).render(**context).rstrip() + "\n"
     outputs = [[name, canonical, "reshape" in program.transforms.get(canonical, {})]
                for name, canonical in program.outputs]
     if replay is not None and replay.several:

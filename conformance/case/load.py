@@ -49,8 +49,7 @@ if TYPE_CHECKING:
 
 SHAPE_KEYS = ("seq_length", "batch_size", "input_size")
 TOP_KEYS = ("dtype", "form", "expect", "outputs")
-TENSOR_KEYS = ALL_INPUT_NAMES
-MATRIX_KEYS = ATTRIBUTE_KEYS + SHAPE_KEYS + TOP_KEYS + TENSOR_KEYS
+MATRIX_KEYS = ATTRIBUTE_KEYS + SHAPE_KEYS + TOP_KEYS + ALL_INPUT_NAMES
 
 _KNOWN_KEYS = known_keys(SCHEMA) | set(MATRIX_KEYS)
 
@@ -327,7 +326,7 @@ def apply_params(doc: dict, params: dict) -> dict:
             out["attributes"][key] = value
         elif key in SHAPE_KEYS:
             out["shape"][key] = value
-        elif key in TENSOR_KEYS:
+        elif key in ALL_INPUT_NAMES:
             out["inputs"][key] = value
         else:
             out[key] = value

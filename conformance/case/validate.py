@@ -90,17 +90,8 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
         bad("attributes", "hidden_size", f"hidden_size must be an integer >= 1, got {shorten(hidden)}",
             "a small value such as 3")
     direction = attrs.get("direction", "forward")
-    for name, value in (dict(direction=direction) | attrs).items():
-        rule = ATTRIBUTE.get(name)
-        if rule is None or name not in ATTRIBUTES[op]:
-            continue
-        if rule.values is not None and value not in rule.values:
-            allowed = " or ".join(map(str, rule.values)) if len(rule.values) < 3 else f"one of {list(rule.values)}"
-            guess = did_you_mean(value, rule.values)   # a misspelling, not a deliberately bad value
-            bad("attributes", name, f"{name} must be {allowed}, got {shorten(value)}{guess}",
-                "" if guess else rule.hint)
-        elif rule.positive and not value > 0:
-            bad("attributes", name, f"{name} must be > 0, got {shorten(value)}", rule.hint)
+    for name, message, hint in attribute_problems(op, form, attrs, shape):
+        bad("attributes", name, message, hint)
     if "activations" in attrs and direction in DIRECTIONS:
         names = attrs["activations"]
         unknown = [a for a in names if canonical_activation(a) is None]
@@ -121,8 +112,6 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
             bad("attributes", key, f"{key} without `activations` has nothing to parameterise",
                 "listing the activations it belongs to")
 
-    problems += [(at("attributes", key), f"attributes.{key}", message, hint)
-                 for key, message, hint in _framework(op, form, attrs, shape)]
     if form == "cell" and shape.get("seq_length", 1) != 1:
         bad("shape", "seq_length", f"a cell is one time step: seq_length must be 1, got {shorten(shape['seq_length'])}",
             "removing seq_length, or `form: sequence`")
@@ -157,7 +146,29 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
     return problems
 
 
-def _framework(op: str, form: str, attrs: dict, shape: dict) -> list[tuple[str, str, str]]:
+def attribute_problems(op: str, form: str, attrs: dict, shape: dict) -> list[tuple[str, str, str]]:
+    """What the attribute table says of the values of a valid case's attributes (the allowed values,
+    the sign, the forms that have it: conformance/case/vocabulary.py ``ATTRIBUTE_TABLE``), then what
+    torch.nn requires of its own axes: (attribute, message, hint) per problem. The fuzzer keeps a
+    drawn attribute only where this finds nothing (conformance/fuzz/strategies.py)."""
+    out = []
+    for name, value in (dict(direction=attrs.get("direction", "forward")) | attrs).items():
+        rule = ATTRIBUTE.get(name)
+        if rule is None or name not in ATTRIBUTES[op]:
+            continue
+        if rule.values is not None and value not in rule.values:
+            allowed = " or ".join(map(str, rule.values)) if len(rule.values) < 3 else f"one of {list(rule.values)}"
+            guess = did_you_mean(value, rule.values)   # a misspelling, not a deliberately bad value
+            out.append((name, f"{name} must be {allowed}, got {shorten(value)}{guess}", "" if guess else rule.hint))
+        elif rule.positive and not value > 0:
+            out.append((name, f"{name} must be > 0, got {shorten(value)}", rule.hint))
+        elif form not in rule.forms and value != rule.default:
+            out.append((name, f"a {form} has no {name} (only a {' or '.join(rule.forms)} has it), got {shorten(value)}",
+                        f"form: {rule.forms[0]}, or removing {name}"))
+    return out + _framework(attrs, shape)
+
+
+def _framework(attrs: dict, shape: dict) -> list[tuple[str, str, str]]:
     """What torch.nn requires of its own axes (num_layers, proj_size, dropout, unbatched):
     (attribute, message, hint) per problem."""
     out = []
@@ -165,16 +176,12 @@ def _framework(op: str, form: str, attrs: dict, shape: dict) -> list[tuple[str, 
     if not isinstance(layers, int) or isinstance(layers, bool) or not 1 <= layers <= MAX_LAYERS:
         out.append(("num_layers", f"num_layers must be an integer from 1 to {MAX_LAYERS}, got {shorten(layers)}",
                     "2 for a stack of two layers"))
-    elif layers > 1 and form == "cell":
-        out.append(("num_layers", "a cell has one layer (torch's RNNCell/GRUCell/LSTMCell)", "form: sequence"))
     proj = attrs.get("proj_size", 0)
     hidden = attrs.get("hidden_size")
     if not isinstance(proj, int) or isinstance(proj, bool) or proj < 0 or (
             proj and isinstance(hidden, int) and proj >= hidden):
         out.append(("proj_size", f"proj_size must be 0 or 0 < proj_size < hidden_size, got {shorten(proj)}",
                     "torch.nn.LSTM refuses proj_size >= hidden_size"))
-    elif proj and form == "cell":
-        out.append(("proj_size", "torch.nn.LSTMCell has no projection", "form: sequence"))
     dropout = attrs.get("dropout", 0.0)
     if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
         out.append(("dropout", f"dropout must be a probability in [0, 1), got {shorten(dropout)}", "0.25"))

@@ -32,9 +32,11 @@ ACTIVATION_FUNCTIONS = (
 
 @dataclasses.dataclass(frozen=True)
 class Attribute:
-    """One attribute of the operators, in ONNX's name: the JSON Schema of its value, the ops that
-    own it, the ONNX version that introduced it, and the values it may take (checked by
-    :mod:`conformance.case.validate`; an invalid case may break them on purpose)."""
+    """One attribute of the operators, in ONNX's name: the JSON Schema of its value, the ops and
+    forms that own it, the ONNX version that introduced it, the values it may take (checked by
+    :mod:`conformance.case.validate`; an invalid case may break them on purpose), its default, and
+    what the fuzzer draws for it (:mod:`conformance.fuzz.strategies`: each row with ``values``,
+    ``examples`` or a ``span`` is drawn from the row, a new one included)."""
 
     name: str
     schema: dict[str, Any]
@@ -46,32 +48,52 @@ class Attribute:
     #: the spec families whose translators know the attribute (write it, or refuse it with their
     #: own reason); any other family gets not-expressible from ``conformance.specs.translate``
     families: tuple[str, ...] = SPEC_FAMILIES
+    #: the forms that have it: a case of another form may only give its default (validation)
+    forms: tuple[str, ...] = FORMS
+    #: the value the op takes where a case leaves the attribute out (None: no value means "absent",
+    #: as for clip); the fuzzer draws a case without the attribute or with another value
+    default: Any = None
+    #: the interval (low, high), both included, the fuzzer draws a number from where the values are
+    #: not a short list: within the allowed values, and small where the oracle's cost grows with it.
+    #: With the default inside it, one draw from it is the value (the default: absent); else the
+    #: fuzzer draws whether the attribute is given, then its value
+    span: tuple[float, float] | None = None
+    #: values the fuzzer draws first (simplest first), or alone where there is no span; else the
+    #: fuzzer draws ``values`` but the default. A number (``"type": "number"``) is drawn as float32
+    #: (ONNX's FLOAT attributes)
+    examples: tuple[Any, ...] = ()
 
 
 #: every attribute, in the order case files and reproducers write them
 ATTRIBUTE_TABLE: tuple[Attribute, ...] = (
+    # drawn by the fuzzer's own code (conformance/fuzz/attributes.py OWN_DRAWS): hidden_size with the
+    # shapes, the direction (always: the shapes need it), the activations and their parameters per direction
     Attribute("hidden_size", {"type": ["integer", "string"]}),
-    Attribute("direction", {"type": "string", "examples": list(DIRECTIONS)}, values=DIRECTIONS,
+    Attribute("direction", {"type": "string", "examples": list(DIRECTIONS)}, values=DIRECTIONS, default="forward",
               hint="`expect: invalid` if the case tests a bad direction"),
     Attribute("activations", {"type": "array", "items": {"type": "string",
                                                          "examples": list(ACTIVATION_FUNCTIONS)}}),
     Attribute("activation_alpha", {"type": "array", "items": {"type": "number"}}),
     Attribute("activation_beta", {"type": "array", "items": {"type": "number"}}),
-    Attribute("clip", {"type": "number"}, positive=True,
+    # drawn from their rows
+    Attribute("clip", {"type": "number"}, positive=True, span=(1e-3, 50.0),
+              examples=(1.0, 0.5, 2.0, 3.0, 0.25, 10.0, 0.1, 0.7),
               hint="omitting clip to turn clipping off (ONNX has no 'off' value)"),
-    Attribute("linear_before_reset", {"type": "integer"}, ops=("GRU",)),
-    Attribute("input_forget", {"type": "integer"}, ops=("LSTM",), values=(0, 1)),
-    Attribute("layout", {"type": "integer"}, since=14, values=(0, 1)),
+    # any non-zero value is "linear before reset" (ONNX), so no short list of values
+    Attribute("linear_before_reset", {"type": "integer"}, ops=("GRU",), default=0, examples=(1,)),
+    Attribute("input_forget", {"type": "integer"}, ops=("LSTM",), values=(0, 1), default=0),
+    Attribute("layout", {"type": "integer"}, since=14, values=(0, 1), default=0),
     # the framework's own axes (torch.nn.RNN/GRU/LSTM: docs/framework.md); no single ONNX, OpenVINO,
     # DirectML or WebNN op says them, so only the torch family writes them (a converter then writes
-    # the program: conformance/converters/)
-    Attribute("num_layers", {"type": "integer"}, families=("torch",),
+    # the program: conformance/converters/). torch's cells have no stack, projection or dropout
+    Attribute("num_layers", {"type": "integer"}, families=("torch",), forms=("sequence",), default=1, span=(1, 3),
               hint="1 for one layer, or a stack of 2 or 3; the layers' weights are W_l1, R_l1, B_l1, ..."),
-    Attribute("proj_size", {"type": "integer"}, ops=("LSTM",), families=("torch",),
-              hint="0 (no projection) or 0 < proj_size < hidden_size, as torch.nn.LSTM requires"),
-    Attribute("dropout", {"type": "number"}, families=("torch",),
+    Attribute("proj_size", {"type": "integer"}, ops=("LSTM",), families=("torch",), forms=("sequence",), default=0,
+              span=(0, 5), hint="0 (no projection) or 0 < proj_size < hidden_size, as torch.nn.LSTM requires"),
+    # eval mode makes any probability the identity: the fuzzer draws one
+    Attribute("dropout", {"type": "number"}, families=("torch",), forms=("sequence",), default=0.0, examples=(0.25,),
               hint="a probability in [0, 1); the module runs in eval mode, where dropout is the identity"),
-    Attribute("unbatched", {"type": "integer"}, values=(0, 1), families=("torch",),
+    Attribute("unbatched", {"type": "integer"}, values=(0, 1), families=("torch",), default=0,
               hint="1 feeds X without its batch axis (batch_size must be 1)"),
 )
 ATTRIBUTE = {a.name: a for a in ATTRIBUTE_TABLE}

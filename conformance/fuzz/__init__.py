@@ -5,6 +5,7 @@ Modules, one concept each:
 
 - :mod:`~conformance.fuzz.scope`: what a campaign draws from (``Scope``, ``Limits``);
 - :mod:`~conformance.fuzz.strategies`: valid cases drawn from each op's constraints (labelled draws);
+- :mod:`~conformance.fuzz.attributes`: the attributes drawn, read from the attribute table;
 - :mod:`~conformance.fuzz.values`: input values that stress an implementation, exact in the dtype;
 - :mod:`~conformance.fuzz.mutations`: invalid cases that break exactly one constraint;
 - :mod:`~conformance.fuzz.signature`: what makes two findings the same;

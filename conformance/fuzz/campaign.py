@@ -33,8 +33,8 @@ from hypothesis import HealthCheck, Phase, Verbosity, event, given, settings, ta
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from conformance.compare.verdicts import severity
-from conformance.fuzz.examiner import FINDING_VERDICTS, Examiner
+from conformance.compare.verdicts import FAILING, severity
+from conformance.fuzz.examiner import Examiner
 from conformance.fuzz.finding import Finding, FindingFailure, Written, _clauses, _finding_text, _wrap, failure_for
 from conformance.fuzz.reduce import reduce_case
 from conformance.fuzz.reproducer import FindingIndex, Known, case_document, file_name, render, repro_command
@@ -176,11 +176,11 @@ class Campaign:
         r.invalid += not case.valid
         for rec in records:
             r.verdicts[rec.target][rec.verdict] += 1
-            if rec.verdict in FINDING_VERDICTS:
+            if rec.verdict in FAILING:
                 r.first_failure_at.setdefault(rec.target, (r.examples, self._elapsed()))
 
     def _new_findings(self, case, records, count: bool) -> list[Finding]:
-        failing = [rec for rec in records if rec.verdict in FINDING_VERDICTS]
+        failing = [rec for rec in records if rec.verdict in FAILING]
         groups: dict = OrderedDict()
         for rec in failing:
             if rec.gate == "expected":
@@ -316,7 +316,7 @@ class Campaign:
 
         def failing(case):
             return [r for r in self.examiner.examine(case, targets)
-                    if r.verdict in FINDING_VERDICTS and r.gate != "expected"
+                    if r.verdict in FAILING and r.gate != "expected"
                     and origin(r, case) == finding.origin]
 
         reduced = reduce_case(finding.case, lambda c: bool(failing(c)), with_id,

@@ -11,13 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance.compare.verdicts import FAILING
 from conformance.results import Record, records_of
 from conformance.run import Engine, MemoryStore, Options, Pool
 from conformance.runtimes.forms import asked, compose
-
-#: verdicts that are findings: the divergences (a rejected *valid* case and a suite error included)
-FINDING_VERDICTS = FAILING
 
 
 def execution(case) -> str:

@@ -2,7 +2,8 @@
 invalid ones that break exactly one constraint (:mod:`conformance.fuzz.mutations`).
 
 Every draw has a label (printed with a failing example, ``Draw 7 (direction): 'reverse'``) and is
-recorded in ``Case.params``, so a finding shows which choices made it. Draws come in an order
+recorded in ``Case.params``, so a finding shows which choices made it. The attributes come from the
+attribute table (:mod:`conformance.fuzz.attributes`): a row added there is drawn. Draws come in an order
 chosen for shrinking: op, form and every optional feature first (each shrinks toward "absent" or
 the default), then the shapes (toward 1), then the values. A minimized case therefore keeps only
 the features the failure needs: those are the attributes that matter, and the finding's signature
@@ -29,13 +30,14 @@ from conformance.case.model import Case
 from conformance.case.tensors import numpy_dtype
 from conformance.case.vocabulary import (
     ACTIVATION_FUNCTIONS,
+    ATTRIBUTE,
     DEFAULT_ACTIVATIONS,
-    DIRECTIONS,
     OUTPUTS,
     input_shapes,
     inputs_of,
     num_directions,
 )
+from conformance.fuzz import attributes as A
 from conformance.fuzz import values as V
 from conformance.fuzz.scope import Scope
 from conformance.runtimes.forms import CONFIGURATIONS, compose
@@ -44,19 +46,15 @@ from conformance.runtimes.forms import CONFIGURATIONS, compose
 #: finding shrinks toward the plain form
 EXECUTIONS = ("default",) + tuple(compose("default", f) for f in CONFIGURATIONS)
 
-#: torch.nn's own axes a case may draw (docs/framework.md): layers, an LSTM projection, dropout in eval
-#: mode, unbatched input; each shrinks toward absent
-MAX_LAYERS = 3
-#: where the campaign reads torch programs (``Scope.framework``): how often a case is a framework-level
-#: one (drawn first, shrinks toward a plain case). Such a case is not expressible in any other family,
-#: so the campaign's ONNX, OpenVINO, DirectML and WebNN targets keep most of its draws
+#: where the campaign reaches an attribute only some spec families know (torch.nn's own axes, docs/
+#: framework.md, where it reads torch programs: ``Scope.framework``): how often a case gives those (drawn
+#: first, shrinks toward a case without). Such a case is not expressible in the other families, so
+#: their targets keep most of the draws
 FRAMEWORK_WEIGHTS = {False: 2, True: 1}
 
 #: float32-exact values for activation_alpha / activation_beta (FLOAT attributes), simplest first
 PARAMETER_VALUES = (0.5, 2.0, 0.25, 1.5, 1.0, 0.75, 3.0, -0.5, -1.0, 0.0, float(np.float32(0.1)),
                     float(np.float32(0.3)))
-#: float32-exact clip bounds, simplest first
-CLIP_VALUES = (1.0, 0.5, 2.0, 3.0, 0.25, 10.0, float(np.float32(0.1)), float(np.float32(0.7)))
 
 #: relative weights of the dtypes (float32 mostly)
 DTYPE_WEIGHTS = {"float32": 6, "float16": 2, "float64": 1, "bfloat16": 1}
@@ -127,7 +125,6 @@ def _default_first(options, default):
 
 
 BOOLEANS = st.booleans()
-CLIPS = st.one_of(st.sampled_from(CLIP_VALUES), st.floats(float(np.float32(1e-3)), 50.0, width=32))
 SEEDS = st.integers(0, 2 ** 32 - 1)
 
 
@@ -176,23 +173,15 @@ def _valid(rec: Recorder, scope: Scope, check_overflow: bool = True) -> Case:
     # shrinker can then drop each feature on its own, and a minimized case keeps only what it needs.
     op = rec(_sampled(tuple(scope.ops)), "op")
     form = rec(_sampled(tuple(scope.forms)), "form")
-    direction = rec(_sampled(tuple(DIRECTIONS)), "direction")
+    direction = rec(_sampled(tuple(ATTRIBUTE["direction"].values or ())), "direction")
     dtype = rec(weighted({d: w for d, w in DTYPE_WEIGHTS.items() if d in scope.dtypes}), "dtype")
     event("op", op)
     event("dtype", dtype)
     D = num_directions(direction)
     attributes: dict = {"direction": direction}
     attributes.update(_activations(rec, op, D))
-    clip = rec(BOOLEANS, "clip")
-    clip_value = rec(CLIPS, "clip.value")
-    if clip:
-        attributes["clip"] = clip_value
-    if rec(BOOLEANS, "linear_before_reset") and op == "GRU":
-        attributes["linear_before_reset"] = 1
-    if rec(BOOLEANS, "input_forget") and op == "LSTM":
-        attributes["input_forget"] = 1
-    if rec(BOOLEANS, "layout"):
-        attributes["layout"] = 1
+    common, partial = A.rows_drawn(scope)
+    drawn = A.draw(rec, common)    # kept once the shapes they may depend on are drawn
     outputs = rec(_sampled(tuple(_output_subsets(op))), "outputs")
     present = {"X": True, "W": True, "R": True, "B": rec(BOOLEANS, "B")}
     length_mode = rec(_sampled(LENGTH_MODES), "sequence_lens")
@@ -208,6 +197,7 @@ def _valid(rec: Recorder, scope: Scope, check_overflow: bool = True) -> Case:
     H = rec(_sizes(lim.max_hidden_size, lim.production), "hidden_size")
     attributes = {"hidden_size": H, **attributes}
     shape = {"seq_length": S, "batch_size": B, "input_size": I}
+    attributes.update(A.kept(op, form, attributes, shape, drawn))
     lens = rec(_lengths(S, B), "sequence_lens.values")
 
     special = V.specials(dtype, attributes)
@@ -226,9 +216,11 @@ def _valid(rec: Recorder, scope: Scope, check_overflow: bool = True) -> Case:
     # the execution form the case runs in besides the plain one (conformance/runtimes/forms.py): the
     # examiner runs it on the plain targets and on the targets of this form (conformance/fuzz/examiner.py)
     event("execution", rec(_sampled(EXECUTIONS), "execution"))
-    framework = _framework(rec, op, form, H, B, attributes) if scope.framework else {}
+    framework = _partial(rec, op, form, attributes, shape, partial) if partial else {}
     if framework:
         attributes.update(framework)
+        knowing = A.knowing(framework, partial)
+        assume(knowing)    # a case no family expresses runs nowhere
         names = inputs_of(op, attributes)
         shapes = input_shapes(op, H, direction, shape, attributes)
         for name in ("initial_h", "initial_c"):  # one state per layer and direction, the output's width
@@ -241,8 +233,9 @@ def _valid(rec: Recorder, scope: Scope, check_overflow: bool = True) -> Case:
                 continue
             if name in shapes:
                 tensors[name] = _tensor(rec, name, shapes[name], dtype, special)
-        tensors.pop("P", None)  # torch.nn.LSTM has no peepholes
-        assume(all(np.all(np.isfinite(np.asarray(v, dtype=np.float64))) for v in tensors.values()))
+        if knowing == {"torch"}:   # torch.nn.LSTM has no peepholes; the oracle's stacks take finite inputs only
+            tensors.pop("P", None)
+            assume(all(np.all(np.isfinite(np.asarray(v, dtype=np.float64))) for v in tensors.values()))
     # the converter the case runs through besides the plain targets (conformance/converters/): none first
     if scope.converters:
         event("converter", rec(_sampled(("none", *scope.converters)), "converter"))
@@ -254,28 +247,16 @@ def _valid(rec: Recorder, scope: Scope, check_overflow: bool = True) -> Case:
     return with_id(case)
 
 
-def _framework(rec: Recorder, op: str, form: str, H: int, B: int, attributes: dict) -> dict:
-    """torch.nn's own axes, in one case of FRAMEWORK_WEIGHTS' share; each drawn whatever the others
-    (so each shrinks away on its own), applied where torch has them: a stack (sequences), an LSTM
-    projection (proj_size < hidden_size), dropout (eval mode), unbatched input (one batch entry). None
-    of them is any other spec's: such a case runs on torch and on the converters that read torch
-    programs."""
+def _partial(rec: Recorder, op: str, form: str, attributes: dict, shape: dict, rows: tuple) -> dict:
+    """The attributes only some spec families know (torch.nn's own axes: a stack, an LSTM projection,
+    dropout in eval mode, unbatched input), in one case of FRAMEWORK_WEIGHTS' share; each drawn whatever
+    the others, kept where the case has room for it (conformance/fuzz/attributes.py). Such a case runs
+    on the targets of those families (and the converters that read their programs)."""
     wanted = rec(weighted(FRAMEWORK_WEIGHTS), "framework")
-    layers = rec(st.integers(1, MAX_LAYERS), "num_layers")
-    proj = rec(st.integers(0, 5), "proj_size")
-    dropout = rec(BOOLEANS, "dropout")
-    unbatched = rec(BOOLEANS, "unbatched")
-    found: dict = {}
+    drawn = A.draw(rec, rows)
     if not wanted:
-        return found
-    if form == "sequence" and layers > 1:
-        found["num_layers"] = layers
-    if op == "LSTM" and form == "sequence" and 0 < proj < H:
-        found["proj_size"] = proj
-    if dropout and form == "sequence":
-        found["dropout"] = 0.25
-    if unbatched and B == 1:
-        found["unbatched"] = 1
+        return {}
+    found = A.kept(op, form, attributes, shape, drawn)
     if found:
         event("framework", "+".join(sorted(found)))
     return found

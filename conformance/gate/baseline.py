@@ -16,8 +16,8 @@ from conformance.case.yamlio import (
     decode_utf8,
     open_regular,
 )
-from conformance.compare import FAILING
-from conformance.gate.schema import ALL_VERDICTS, ExpectationsError
+from conformance.compare import FAILING, VERDICTS
+from conformance.gate.schema import ExpectationsError
 from conformance.runtimes.configuration import TargetName
 
 if TYPE_CHECKING:
@@ -54,8 +54,8 @@ def _baseline_line(raw: bytes, number: int, max_bytes: int):
     missing = [k for k in ("case", "target", "verdict") if not isinstance(record.get(k), str)]
     if missing:
         return None, f"an object without {', '.join(missing)} (as strings)"
-    if record["verdict"] not in ALL_VERDICTS:
-        return None, f"verdict {shorten(record['verdict'])} is not one of {', '.join(ALL_VERDICTS)}"
+    if record["verdict"] not in VERDICTS:
+        return None, f"verdict {shorten(record['verdict'])} is not one of {', '.join(VERDICTS)}"
     return record, None
 
 

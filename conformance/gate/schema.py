@@ -8,9 +8,6 @@ naming its source.
 
 from conformance.compare.verdicts import VERDICTS
 
-#: every verdict an entry may name (`error`: the suite failed on the pair)
-ALL_VERDICTS = VERDICTS
-
 #: an entry's `upstream`: an issue or pull request URL, or the date the trackers were searched in
 #: vain; either may be followed by a note
 UPSTREAM_PATTERN = r"^(https://\S+/(issues|pull)/\d+|none found \(searched \d{4}-\d{2}-\d{2}\))( .+)?$"
@@ -19,7 +16,8 @@ _PATTERNS = {
     "description": "a glob or a list of globs (`*` and `?` only)",
     "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}, "minItems": 1}],
 }
-_VERDICT = {"enum": list(ALL_VERDICTS)}
+#: every verdict an entry may name (`error`: the suite failed on the pair)
+_VERDICT = {"enum": list(VERDICTS)}
 #: an entry's (or a file's) `versions`: a PEP 440 specifier set the loader parses
 _VERSIONS = {"type": "string", "description": "runtime versions, a PEP 440 specifier set: \">=1.20,<1.29\""}
 

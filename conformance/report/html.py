@@ -19,8 +19,7 @@ from typing import Any
 import jinja2
 
 from conformance.case.model import case_family
-from conformance.compare.verdicts import COLOURS as VERDICT_COLOURS
-from conformance.compare.verdicts import FAILING, MEANING, PAGED, SEVERITY, SHORT, severity, worst
+from conformance.compare.verdicts import COLOURS, FAILING, MEANING, PAGED, SEVERITY, SHORT, severity, worst
 from conformance.files import write_atomic
 from conformance.report import causes, devices, differences, engines_matrix, matrix, view
 from conformance.report.artifacts import keeps_detail
@@ -30,11 +29,6 @@ from conformance.results import Record
 from conformance.runtimes.effective import describe_host, summary
 
 TEMPLATES = Path(__file__).parent / "templates"
-
-#: (background, text) per verdict and the legend's words: conformance/compare/verdicts.py
-COLOURS = VERDICT_COLOURS
-VERDICT_HELP = MEANING
-
 
 # --------------------------------------------------------------------------------------- formatting
 
@@ -91,7 +85,7 @@ def _env() -> jinja2.Environment:
     env.filters.update(num=fmt_num, ratio=fmt_ratio, index=fmt_index, first_line=first_line, time=fmt_time,
                        short=lambda v: SHORT.get(v, v), link=view.safe_link, sev=severity,
                        host=describe_host)
-    env.globals.update(tokens=view.tokens, COLOURS=COLOURS, SEVERITY=SEVERITY, VERDICT_HELP=VERDICT_HELP, SHORT=SHORT,
+    env.globals.update(tokens=view.tokens, COLOURS=COLOURS, SEVERITY=SEVERITY, VERDICT_HELP=MEANING, SHORT=SHORT,
                        FAILING=FAILING)
     return env
 

@@ -16,8 +16,7 @@ from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
 
-from conformance.compare.verdicts import FAILING, VERDICTS
-from conformance.compare.verdicts import TERMINAL as COLOURS
+from conformance.compare.verdicts import FAILING, TERMINAL, VERDICTS
 from conformance.report import causes as causes_of
 from conformance.results import Record
 
@@ -29,7 +28,7 @@ def _per_target(console: Console, by_target: dict, verdicts: list[str]) -> None:
     table = Table(title="verdicts per target")
     table.add_column("target", no_wrap=True)
     for v in verdicts:
-        table.add_column(v, justify="right", style=COLOURS.get(v, ""), no_wrap=True)
+        table.add_column(v, justify="right", style=TERMINAL.get(v, ""), no_wrap=True)
     for target in sorted(by_target):
         table.add_row(escape(target), *[str(by_target[target].get(v, 0) or "") for v in verdicts])
     # the table's own width, unbounded (console.measure clips it to the console's width)
@@ -41,7 +40,7 @@ def _per_target(console: Console, by_target: dict, verdicts: list[str]) -> None:
     # not a terminal (nox, CI logs) or too narrow: one line per target, wrapped, never cut
     console.print("verdicts per target:", highlight=False)
     for target in sorted(by_target):
-        counts = " · ".join(f"[{COLOURS.get(v, '')}]{by_target[target][v]} {v}[/]" for v in verdicts
+        counts = " · ".join(f"[{TERMINAL.get(v, '')}]{by_target[target][v]} {v}[/]" for v in verdicts
                             if by_target[target].get(v))
         console.print(f"  {escape(target)}: {counts}", highlight=False, soft_wrap=True)
 
@@ -94,7 +93,7 @@ def summary(console: Console, records: list[Record], load_errors, skipped, out_d
     if new and verbosity >= 1:
         console.print(f"\n[bold]the {len(new)} new failing verdicts, one by one:[/]")
         for rec in new:
-            console.print(f"[{COLOURS.get(rec.verdict, '')}]{rec.verdict}[/] {escape(rec.case)} on "
+            console.print(f"[{TERMINAL.get(rec.verdict, '')}]{rec.verdict}[/] {escape(rec.case)} on "
                           f"{escape(rec.target)}", highlight=False, soft_wrap=True)
             console.print(f"  {rec.message}", highlight=False, markup=False, soft_wrap=True)
             console.print(f"  repro: {rec.repro}", highlight=False, markup=False, soft_wrap=True)

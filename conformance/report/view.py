@@ -53,9 +53,6 @@ def natural_key(text: str):
     return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", str(text)) if t]
 
 
-SPEC_FAMILY_ORDER = SPEC_FAMILIES
-
-
 def spec_family(rec: Record) -> str:
     """The record's spec family (``onnx``, ``openvino``, ...), as its Spec names it. Results written
     before records carried it give their spec's name."""
@@ -63,9 +60,9 @@ def spec_family(rec: Record) -> str:
 
 
 def spec_key(spec: str, fam: str = ""):
-    """Sorting specs: by family in SPEC_FAMILY_ORDER, then naturally by name."""
-    fam = fam or next((f for f in SPEC_FAMILY_ORDER if str(spec) == f or str(spec).startswith(f + "-")), str(spec))
-    rank = SPEC_FAMILY_ORDER.index(fam) if fam in SPEC_FAMILY_ORDER else len(SPEC_FAMILY_ORDER)
+    """Sorting specs: by family in SPEC_FAMILIES, then naturally by name."""
+    fam = fam or next((f for f in SPEC_FAMILIES if str(spec) == f or str(spec).startswith(f + "-")), str(spec))
+    rank = SPEC_FAMILIES.index(fam) if fam in SPEC_FAMILIES else len(SPEC_FAMILIES)
     return (rank, fam, natural_key(spec))
 
 

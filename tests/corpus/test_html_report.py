@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.report.html import COLOURS, render
+from conformance.compare.verdicts import COLOURS
+from conformance.report.html import render
 from conformance.report.markdown import summary
 from conformance.report.view import slug
 from conformance.results import records_of

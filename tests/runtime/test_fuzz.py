@@ -49,7 +49,8 @@ NEVER_REACHED_S = 3600.0
 def test_a_campaign_draws_torch_axes_and_converters_only_for_targets_that_run_them():
     """A campaign of ONNX targets alone never draws torch.nn's own axes or a converter (such a case
     would be not expressible on every one of its targets); an eager torch target brings the axes in,
-    in about a third of the cases, and a converter target its converter."""
+    in about a third of the cases, and a converter target its converter. The draws are derandomized: a
+    random stream gave as many cases with the axes as without in one run of twelve."""
     from conformance.fuzz.scope import Scope
     from conformance.runtimes.base import RuntimeRef, Target
     onnx_target = Target("onnxruntime", "1.32.0", "CPU", "default", "onnx-22", RuntimeRef("x:y"))
@@ -61,7 +62,8 @@ def test_a_campaign_draws_torch_axes_and_converters_only_for_targets_that_run_th
     counts = {False: [0, 0], True: [0, 0]}
 
     def drawn(scope):
-        @settings(max_examples=90, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+        @settings(max_examples=90, deadline=None, database=None, derandomize=True,
+                  suppress_health_check=list(HealthCheck))
         @given(valid_cases(scope))
         def draw(case):
             assert "converter" not in case.params

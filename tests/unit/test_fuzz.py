@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, find, given, settings
 
 from conformance.case import load_paths
 from conformance.case.load import load_document
@@ -22,7 +22,7 @@ from conformance.case.yamlio import load_yaml
 from conformance.fuzz.campaign import Campaign, CampaignConfig
 from conformance.fuzz.mutations import broken_constraints, expected_constraint
 from conformance.fuzz.reproducer import case_document, render
-from conformance.fuzz.scope import Scope
+from conformance.fuzz.scope import Limits, Scope
 from conformance.fuzz.session import parse_budget
 from conformance.fuzz.signature import case_tokens
 from conformance.fuzz.strategies import invalid_cases, valid_cases
@@ -133,6 +133,62 @@ def test_each_labelled_draw_reuses_one_strategy_object_across_cases():
                 "activation_alpha.values", "hidden_size"} <= shared
         assert all(first[label] is later[label] for label in shared), [
             label for label in shared if first[label] is not later[label]]
+
+
+#: the first drawn case that has what a test looks for: generation only (no shrinking), the same cases at
+#: every run (derandomize), and a bound on their count
+FIRST_FOUND = settings(max_examples=300, phases=[Phase.generate], derandomize=True, database=None, deadline=None,
+                       suppress_health_check=list(HealthCheck))
+#: small sizes: cheap cases, and room for unbatched (one batch entry) and a projection (proj_size < hidden_size)
+SMALL = Limits(max_seq_length=2, max_batch_size=1, max_input_size=2, max_hidden_size=3)
+
+
+def test_every_attribute_of_the_table_is_drawn():
+    """The fuzzer reads its attributes from the attribute table (conformance/fuzz/attributes.py): every row
+    is drawn, from its row or by the strategies' own code, and some drawn case of an op and form that own
+    it gives it (torch.nn's axes where the campaign reads torch programs)."""
+    from conformance.case.vocabulary import ATTRIBUTE_TABLE, SPEC_FAMILIES
+    from conformance.fuzz import attributes
+
+    common, partial = attributes.rows_drawn(Scope(framework=True))
+    assert [a.name for a in ATTRIBUTE_TABLE if a.name not in attributes.OWN_DRAWS] == [a.name for a in common + partial]
+    assert all(set(a.families) <= set(SPEC_FAMILIES) for a in ATTRIBUTE_TABLE)
+    assert attributes.rows_drawn(Scope())[1] == ()   # torch's axes only where a target reads torch programs
+    for row in ATTRIBUTE_TABLE:
+        scope = Scope(ops=row.ops, forms=row.forms, limits=SMALL, framework=True, valid_weight=1, invalid_weight=0)
+        case = find(valid_cases(scope), lambda c, name=row.name: name in c.attributes, settings=FIRST_FOUND)
+        value = case.attributes[row.name]
+        assert row.values is None or value in row.values, (row.name, value)
+        assert row.span is None or row.span[0] <= value <= row.span[1], (row.name, value)
+
+
+def test_a_row_added_to_the_attribute_table_is_drawn_for_the_ops_that_own_it(monkeypatch):
+    """docs/extending.md's zoneout, a float in [0, 1) that ONNX's LSTM gains: its row is all the fuzzer
+    needs. Only ONNX knows it, so it is drawn in the share of cases that give such attributes."""
+    from conformance.case import vocabulary
+    from conformance.fuzz import attributes
+
+    row = vocabulary.Attribute("zoneout", {"type": "number"}, ops=("LSTM",), since=26, families=("onnx",),
+                               default=0.0, span=(0.0, 0.9))
+    monkeypatch.setattr(vocabulary, "ATTRIBUTE_TABLE", (*vocabulary.ATTRIBUTE_TABLE, row))
+    monkeypatch.setitem(vocabulary.ATTRIBUTE, "zoneout", row)
+    assert row in attributes.rows_drawn(Scope())[1]
+    scope = Scope(ops=("LSTM",), limits=SMALL, valid_weight=1, invalid_weight=0)
+    # peepholes stay: only a case torch alone expresses drops them (torch.nn.LSTM has none)
+    case = find(valid_cases(scope), lambda c: "zoneout" in c.attributes and "P" in c.tensors, settings=FIRST_FOUND)
+    zoneout = case.attributes["zoneout"]
+    assert 0 < zoneout <= 0.9 and float(np.float32(zoneout)) == zoneout
+    drawn = [(row, 0.25)]
+    assert attributes.kept("GRU", "sequence", {"hidden_size": 2}, {"batch_size": 1}, drawn) == {}
+    assert attributes.kept("LSTM", "cell", {"hidden_size": 2}, {"batch_size": 1}, drawn) == {"zoneout": 0.25}
+
+
+def test_a_row_the_fuzzer_cannot_draw_says_so():
+    from conformance.case.vocabulary import Attribute
+    from conformance.fuzz import attributes
+    with pytest.raises(attributes.NotDrawable, match="'zoneout' has no values, examples or span"):
+        attributes.draw(lambda strategy, label: pytest.fail("nothing to draw"),
+                        [Attribute("zoneout", {"type": "number"})])
 
 
 def test_budget_parsing():

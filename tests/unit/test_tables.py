@@ -29,11 +29,17 @@ def test_every_verdict_has_one_row_and_every_list_is_read_from_it():
 
 def test_the_readers_use_the_verdict_table():
     from conformance import gate
+    from conformance.case import load
     from conformance.fuzz import examiner as fuzz_examiner
-    from conformance.report import view
-    assert fuzz_examiner.FINDING_VERDICTS == V.FAILING
+    from conformance.gate import schema as gate_schema
+    from conformance.report import html, terminal, view
     assert not hasattr(gate, "FAILING_VERDICTS")
     assert not hasattr(view, "SEVERITY")
+    # no reader renames a table (a second name to grep for): each reads the table itself
+    for module, alias in ((fuzz_examiner, "FINDING_VERDICTS"), (gate_schema, "ALL_VERDICTS"),
+                          (html, "VERDICT_COLOURS"), (html, "VERDICT_HELP"), (terminal, "COLOURS"),
+                          (view, "SPEC_FAMILY_ORDER"), (load, "TENSOR_KEYS")):
+        assert not hasattr(module, alias), (module.__name__, alias)
 
 
 # ------------------------------------------------------------------------------------ features
@@ -84,12 +90,12 @@ def test_the_schema_the_reproducer_and_the_ops_read_the_attribute_table():
 # ------------------------------------------------------------------------------------ specs and targets
 
 def test_every_spec_implements_the_protocol_and_names_a_known_family():
-    from conformance.report.view import SPEC_FAMILY_ORDER
+    from conformance.case.vocabulary import SPEC_FAMILIES
     from conformance.specs import SPECS, Spec
     from oracles.profiles import PROFILES
     for name, spec in SPECS.items():
         assert isinstance(spec, Spec), name
-        assert spec.name == name and spec.family in SPEC_FAMILY_ORDER, name
+        assert spec.name == name and spec.family in SPEC_FAMILIES, name
         assert spec.semantics in PROFILES, (name, spec.semantics)
 
 
@@ -112,3 +118,55 @@ def test_the_forms_every_runtime_and_translator_declares_are_rows_of_the_form_ta
             assert BY_KEY[key].program and all(v == BY_KEY[key].other for v in values), (spec.name, key)
     for forms in CONFIGURATIONS:
         assert all(v == BY_KEY[k].other for k, v in forms.items())
+
+
+# ------------------------------------------------------------------------------------ bug reports
+
+#: what makes a class a runtime's adapter (conformance/runtimes/base.py ``Runtime``)
+ADAPTER = ("name", "format", "run")
+
+
+def builtin_adapters() -> dict[str, set[tuple[str, str, str]]]:
+    """{built-in adapter module: its (runtime, runtime family, program format)}: every class with ``name``,
+    ``format`` and ``run`` defined in a module of conformance/runtimes/__init__.py ``BUILTIN`` (or in one of
+    its package's modules); its family is its ``family`` where it shares another runtime's implementation."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    from conformance.runtimes import BUILTIN
+    found = {}
+    for module_name in BUILTIN:
+        module = importlib.import_module(module_name)
+        modules = [module] + [importlib.import_module(f"{module_name}.{m.name}")
+                              for m in pkgutil.iter_modules(getattr(module, "__path__", []))]
+        found[module_name] = {(cls.name, getattr(cls, "family", "") or cls.name, cls.format)
+                              for m in modules for _, cls in inspect.getmembers(m, inspect.isclass)
+                              if cls.__module__ == m.__name__ and all(hasattr(cls, a) for a in ADAPTER)}
+    return found
+
+
+def test_every_builtin_runtime_can_be_reported_or_its_row_says_why_not():
+    """`conformance bugreport` refuses a runtime without a row of RUNNERS (conformance/bugreport/script.py),
+    and sends its ISSUE.md to the tracker TRACKER_OF names (conformance/bugreport/issue.py): each built-in
+    runtime, in each program format it reads, has a runner row whose template exists and a tracker, or a
+    row that says why no standalone script reproduces it (docs/extending.md, "A new built-in runtime")."""
+    from pathlib import Path
+
+    from conformance.bugreport import issue, script
+    from conformance.runtimes import BUILTIN
+    templates = Path(script.__file__).parent / "templates"
+    adapters = builtin_adapters()
+    for module_name, names in BUILTIN.items():
+        assert {runtime for runtime, _, _ in adapters[module_name]} == set(names), (module_name, adapters[module_name])
+    keys = {(family, fmt) for found in adapters.values() for _, family, fmt in found}
+    assert keys == set(script.RUNNERS), ("a built-in runtime without a runner row, or a row of none",
+                                         keys ^ set(script.RUNNERS))
+    for (family, fmt), runner in script.RUNNERS.items():
+        if runner.unreproducible:
+            assert not runner.template and len(runner.unreproducible) > 40, (family, fmt)
+            continue
+        assert (templates / runner.file).is_file(), (family, fmt, runner.file)
+        assert runner.api, (family, fmt)
+        assert issue.TRACKER_OF.get(family) in issue.TRACKERS, f"{family} has no tracker in issue.TRACKER_OF"
+    assert (templates / script.PLUGIN.file).is_file() and "plugin" in issue.TRACKERS

@@ -12,7 +12,7 @@ buffers too, so that a C++ harness can bind the same files.
 from __future__ import annotations
 
 from conformance import __version__
-from conformance.runtimes.directml.bridge import BRIDGE_DESCRIPTION, DML_PROVIDER
+from conformance.runtimes.directml.bridge import BRIDGE_DESCRIPTION, DML_PROVIDER, OnnxRuntimeDirectML
 from conformance.runtimes.directml.interpreter import INTERPRETER_DESCRIPTION
 
 
@@ -36,7 +36,8 @@ def targets(specs_by_format: dict):
     if DML_PROVIDER in providers:
         ref = RuntimeRef("conformance.runtimes.directml.bridge:OnnxRuntimeDirectML")
         found += [Target("onnxruntime-dml", ort.__version__, "DML", "default", spec, ref,
-                         format="directml", description=BRIDGE_DESCRIPTION, family="onnxruntime") for spec in specs]
+                         format="directml", description=BRIDGE_DESCRIPTION, family=OnnxRuntimeDirectML.family)
+                  for spec in specs]
     else:
         reason = ("DirectML execution provider not present: Windows-only (onnxruntime "
                   f"{ort.__version__} offers {', '.join(providers)}); DirectML descriptors are checked "

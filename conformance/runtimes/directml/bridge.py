@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.runtimes.directml.loaded import _no_feeds, load
+from conformance.runtimes.directml.loaded import load, no_feeds
 from conformance.runtimes.directml.to_onnx import to_onnx
 
 BRIDGE_DESCRIPTION = ("onnxruntime DmlExecutionProvider on an ONNX model converted back from the "
@@ -23,6 +23,7 @@ class OnnxRuntimeDirectML:
 
     name = "onnxruntime-dml"
     format = "directml"
+    family = "onnxruntime"   # onnxruntime's implementation, under another program format
     description = BRIDGE_DESCRIPTION
 
     def __init__(self, provider: str = DML_PROVIDER):
@@ -35,7 +36,7 @@ class OnnxRuntimeDirectML:
         self.config = "default"
 
     def run(self, model, feeds: dict) -> list[np.ndarray]:
-        _no_feeds(feeds)
+        no_feeds(feeds)
         p = load(model)
         onnx_model, onnx_feeds = to_onnx(p)
         options = self._ort.SessionOptions()

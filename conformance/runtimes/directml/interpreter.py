@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from conformance import __version__
-from conformance.runtimes.directml.loaded import Loaded, _no_feeds, load
+from conformance.runtimes.directml.loaded import Loaded, load, no_feeds
 from conformance.specs.directml import vocabulary as v
 from conformance.specs.directml.buffers import (
     write_through,
@@ -155,5 +155,5 @@ class DirectMLInterpreter:
         self.config = "default" if output_peephole == "Ct" else "peephole=Ct-1"
 
     def run(self, model, feeds: dict) -> list[np.ndarray]:
-        _no_feeds(feeds)
+        no_feeds(feeds)
         return interpret(load(model), self.output_peephole)

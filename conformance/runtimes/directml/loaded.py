@@ -70,7 +70,8 @@ def load(path) -> Loaded:
     return loaded
 
 
-def _no_feeds(feeds) -> None:
+def no_feeds(feeds) -> None:
+    """Refuses feeds: a DirectML program reads every tensor from its buffer files."""
     if feeds:
         raise TypeError(f"feeds {sorted(feeds)!r} given, but a DirectML program reads every tensor "
                         "from its buffer files; feeds should be empty")

@@ -107,7 +107,7 @@ def dynamic_sizes(case: Case) -> dict[str, int]:
     return {"S": case.shape["seq_length"], "B": case.shape["batch_size"]}
 
 
-def _partial_shape(feed: str, shape: tuple, form: str, sizes: dict[str, int] | None) -> list[int]:
+def partial_shape(feed: str, shape: tuple, form: str, sizes: dict[str, int] | None) -> list[int]:
     """A Parameter's shape, with its batch and sequence axes -1 under ``shape=dynamic`` (``sizes``):
     OpenVINO's layout is batch-major (X [B,S,I], a cell's X [B,I], states [B,...], lengths [B]); an
     axis is made dynamic only where the case's own size stands there (an invalid case keeps its
@@ -142,7 +142,7 @@ def build_model(op: str, case_op: str, form: str, dtype: str, wanted, feeds: dic
         et = ov.Type.i32 if feed == "sequence_lens" else element
         fed = FEED_NAMES.get(feed, feed)
         shape = tuple(getattr(arr, "shape", arr))  # an array, or its shape (a recipe's)
-        p = ov.opset1.parameter(ov.PartialShape(_partial_shape(feed, shape, form, dynamic)), et, name=fed)
+        p = ov.opset1.parameter(ov.PartialShape(partial_shape(feed, shape, form, dynamic)), et, name=fed)
         p.output(0).get_tensor().set_names({fed})
         params[feed] = p
     try:
