@@ -39,8 +39,8 @@ from conformance.fuzz.finding import Finding, FindingFailure, Written, _clauses,
 from conformance.fuzz.reduce import reduce_case
 from conformance.fuzz.reproducer import FindingIndex, Known, case_document, file_name, render, repro_command
 from conformance.fuzz.scope import Scope
-from conformance.fuzz.signature import case_tokens, origin
-from conformance.fuzz.strategies import draw_case, with_id
+from conformance.fuzz.signature import case_tokens, origin, with_id
+from conformance.fuzz.strategies import draw_case
 from conformance.gate import Expectations, classify
 from conformance.run import Pool
 from conformance.run.probe import measured

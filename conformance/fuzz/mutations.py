@@ -49,7 +49,7 @@ def _meaning(name: str, case: Case) -> str:
 
 def mutate(rec, base: Case) -> Case:
     """Break exactly one constraint of the valid case ``base`` (``rec`` is the labelled draw)."""
-    from conformance.fuzz.strategies import with_id
+    from conformance.fuzz.signature import with_id
     kind = rec(st.sampled_from(MUTATIONS), "mutation")
     event("mutation", kind)
     attrs, tensors = dict(base.attributes), dict(base.tensors)

@@ -103,3 +103,12 @@ def parse_signature(sig: str) -> tuple[str, str, str, frozenset]:
 
 def signature_hash(sig: str) -> str:
     return hashlib.sha256(sig.encode()).hexdigest()[:8]
+
+
+def with_id(case):
+    """The case under its content id, ``fuzz/<op>-<digest>[<the features it has>]``: a drawn or a
+    reduced case named by what it is."""
+    import dataclasses
+    tokens = sorted(case_tokens(case))
+    suffix = f"[{','.join(tokens)}]" if tokens else ""
+    return dataclasses.replace(case, id=f"fuzz/{case.op.lower()}-{case.digest[:10]}{suffix}")

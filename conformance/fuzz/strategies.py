@@ -40,6 +40,7 @@ from conformance.case.vocabulary import (
 from conformance.fuzz import attributes as A
 from conformance.fuzz import values as V
 from conformance.fuzz.scope import Scope
+from conformance.fuzz.signature import with_id
 from conformance.runtimes.forms import CONFIGURATIONS, compose
 
 #: the execution forms a drawn case runs in (besides every plain target): the default first, so a
@@ -299,14 +300,6 @@ def _tensor(rec: Recorder, name: str, shape: tuple, dtype: str, special) -> np.n
     overrides = rec(_overrides(int(np.prod(shape)), len(special)), f"{name}.overrides")
     values = V.apply_overrides(V.style_values(style, shape, dtype, seed, name, special), overrides, special)
     return values.astype(numpy_dtype(dtype))
-
-
-def with_id(case: Case) -> Case:
-    """The case under its content id, ``fuzz/<op>-<digest>[<the features it has>]``."""
-    from conformance.fuzz.signature import case_tokens
-    tokens = sorted(case_tokens(case))
-    suffix = f"[{','.join(tokens)}]" if tokens else ""
-    return dataclasses.replace(case, id=f"fuzz/{case.op.lower()}-{case.digest[:10]}{suffix}")
 
 
 # -- plain strategies, for @given ------------------------------------------------------------------

@@ -9,8 +9,7 @@ from conformance.case.features import features
 from conformance.fuzz.campaign import Campaign, CampaignConfig
 from conformance.fuzz.examiner import Examiner
 from conformance.fuzz.finding import Finding
-from conformance.fuzz.signature import origin
-from conformance.fuzz.strategies import with_id
+from conformance.fuzz.signature import origin, with_id
 from conformance.run import Pool, read_results
 from conformance.runtimes import plugin_targets
 from tests.calibration import budget

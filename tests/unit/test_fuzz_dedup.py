@@ -20,8 +20,7 @@ from conformance.fuzz.campaign import Campaign, CampaignConfig
 from conformance.fuzz.finding import Finding
 from conformance.fuzz.reduce import reduce_case
 from conformance.fuzz.reproducer import FindingIndex, Known
-from conformance.fuzz.signature import cause, origin, signature
-from conformance.fuzz.strategies import with_id
+from conformance.fuzz.signature import cause, origin, signature, with_id
 from conformance.gate import Expectations, ExpectationsError, classify
 from conformance.results import Record
 from tests.conftest import ROOT
