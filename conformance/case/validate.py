@@ -183,7 +183,7 @@ def _form(problems: _Problems, op: str, form: str, attrs: dict, shape: dict) -> 
 def _inputs(problems: _Problems, op: str, attrs: dict, direction, shape: dict, inputs: dict, input_names) -> None:
     """Each input the op has: required ones present, ``full`` only for sequence_lens, a literal's
     shape the one the attributes and shape give, sequence_lens within seq_length."""
-    hidden = attrs.get("hidden_size")
+    hidden = attrs["hidden_size"]   # an integer >= 1 by now: _attributes found no problem
     full_shape = {"seq_length": shape.get("seq_length", 1), **shape}
     expected = input_shapes(op, hidden, direction, full_shape, attrs)
     for name, spec in inputs.items():
