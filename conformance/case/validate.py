@@ -30,96 +30,149 @@ from conformance.case.vocabulary import (
 from conformance.case.yamlio import Where, where_of
 
 
+class _Problems:
+    """The problems found in one variant so far, each at its key's file:line (a key the matrix sets
+    at the matrix's): (where, key, message, hint) per problem, in the order found."""
+
+    def __init__(self, doc, params: dict, top: Where):
+        self.doc, self.params, self.top = doc, params, top
+        self.found: list[tuple] = []
+
+    def at(self, section: str, key: str) -> Where:
+        if key in self.params:
+            return where_of(self.doc.get("matrix", {}), key, self.top)
+        node = self.doc.get(section, {}) if section else self.doc
+        return where_of(node, key, where_of(self.doc, section, self.top) if section else self.top)
+
+    def bad(self, section: str, key: str, message: str, hint: str = "") -> None:
+        self.found.append((self.at(section, key), f"{section}.{key}" if section else key, message, hint))
+
+
 def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
-    problems: list[tuple] = []
-
-    def at(section: str, key: str) -> Where:
-        if key in params:
-            return where_of(doc.get("matrix", {}), key, top)
-        node = doc.get(section, {}) if section else doc
-        return where_of(node, key, where_of(doc, section, top) if section else top)
-
-    def bad(section, key, message, hint=""):
-        problems.append((at(section, key), f"{section}.{key}" if section else key, message, hint))
-
+    """Every problem of one expanded ``variant`` of ``doc`` (its matrix ``params``), in the order the
+    checks below find them: what any case needs to be built, then, for a case not marked
+    ``expect: invalid``, its attributes, its form, and last its inputs' shapes and lengths."""
+    problems = _Problems(doc, params, top)
     op = variant["op"]
     attrs = variant.get("attributes", {})
     shape = variant.get("shape", {})
     inputs = variant.get("inputs", {})
     form = variant.get("form", "sequence")
-    expect = variant.get("expect", "valid")
 
     input_names = inputs_of(op, attrs)
+    _unknown_inputs(problems, op, attrs, inputs, input_names)
+    if not _buildable(problems, shape, inputs):
+        return problems.found  # such a case cannot be built, whatever it expects
+    if _expects_invalid(problems, variant):
+        return problems.found
+    direction = attrs.get("direction", "forward")
+    _attributes(problems, op, form, attrs, shape)
+    _activations(problems, op, attrs, direction)
+    _form(problems, form, shape)
+    if problems.found:
+        return problems.found
+    _inputs(problems, op, attrs, direction, shape, inputs, input_names)
+    return problems.found
+
+
+def _unknown_inputs(problems: _Problems, op: str, attrs: dict, inputs: dict, input_names) -> None:
+    """Inputs the op (with these num_layers and proj_size) does not have."""
     for name in inputs:
         if name not in ("seed", "distribution") and name not in input_names:
-            bad("inputs", name, f"{op} has no input {name!r}" + (" with these num_layers and proj_size"
-                                                                  if name not in inputs_of(op) else ""),
-                f"one of {', '.join(input_names)}")
-    known_problems = len(problems)
+            problems.bad("inputs", name, f"{op} has no input {name!r}" + (" with these num_layers and proj_size"
+                                                                           if name not in inputs_of(op) else ""),
+                         f"one of {', '.join(input_names)}")
+
+
+def _buildable(problems: _Problems, shape: dict, inputs: dict) -> bool:
+    """What any case needs in order to be built at all: integer dimensions, distributions that can be
+    drawn from. False when one of them is missing (its problems found)."""
+    known_problems = len(problems.found)
     for key, value in shape.items():
         if not isinstance(value, int) or isinstance(value, bool):
-            bad("shape", key, f"shape.{key} must be an integer, got {shorten(value)}",
-                "writing it out in digits (YAML reads 1e9 as a float)")
+            problems.bad("shape", key, f"shape.{key} must be an integer, got {shorten(value)}",
+                         "writing it out in digits (YAML reads 1e9 as a float)")
     distributions = [("distribution", inputs.get("distribution"))] + [
         (name, spec.get("distribution")) for name, spec in inputs.items() if isinstance(spec, dict)]
     for name, distribution in distributions:
         problem = distribution_problem(distribution) if distribution is not None else ""
         if problem:
-            bad("inputs", name, f"cannot draw from this distribution: {problem}",
-                "finite bounds, low <= high (`uniform: [-1.0, 1.0]`), a standard deviation >= 0")
-    if len(problems) > known_problems:
-        return problems  # such a case cannot be built, whatever it expects
-    if expect == "invalid":
-        if not str(variant.get("violates", "")).strip():
-            bad("", "expect", "an invalid case must say which constraint it breaks",
-                "adding `violates: <the constraint, e.g. W must be [D, G*H, I]>`")
-        return problems
-    if variant.get("violates"):
-        bad("", "violates", "`violates` is only meaningful with `expect: invalid`",
-            "removing it, or setting `expect: invalid`")
-    if variant.get("tolerance") and not str(variant["tolerance"].get("source", "")).strip():
-        bad("", "tolerance", "a tolerance override must name its source", "adding `source: <spec sentence or policy>`")
+            problems.bad("inputs", name, f"cannot draw from this distribution: {problem}",
+                         "finite bounds, low <= high (`uniform: [-1.0, 1.0]`), a standard deviation >= 0")
+    return len(problems.found) == known_problems
 
+
+def _expects_invalid(problems: _Problems, variant: dict) -> bool:
+    """Whether the case is marked ``expect: invalid`` (then checked for structure only: breaking a
+    constraint is its point); ``violates`` and a tolerance override checked against that mark."""
+    if variant.get("expect", "valid") == "invalid":
+        if not str(variant.get("violates", "")).strip():
+            problems.bad("", "expect", "an invalid case must say which constraint it breaks",
+                         "adding `violates: <the constraint, e.g. W must be [D, G*H, I]>`")
+        return True
+    if variant.get("violates"):
+        problems.bad("", "violates", "`violates` is only meaningful with `expect: invalid`",
+                     "removing it, or setting `expect: invalid`")
+    if variant.get("tolerance") and not str(variant["tolerance"].get("source", "")).strip():
+        problems.bad("", "tolerance", "a tolerance override must name its source",
+                     "adding `source: <spec sentence or policy>`")
+    return False
+
+
+def _attributes(problems: _Problems, op: str, form: str, attrs: dict, shape: dict) -> None:
+    """Attributes the op does not have, hidden_size, and what the attribute table and torch.nn say of
+    each attribute's value (:func:`attribute_problems`)."""
     for key in attrs:
         if key not in ATTRIBUTES[op]:
             owner = [o for o, names in ATTRIBUTES.items() if key in names]
-            bad("attributes", key, f"{op} has no attribute {key!r}",
-                f"removing it (it belongs to {', '.join(owner)})" if owner else "removing it")
+            problems.bad("attributes", key, f"{op} has no attribute {key!r}",
+                         f"removing it (it belongs to {', '.join(owner)})" if owner else "removing it")
     hidden = attrs.get("hidden_size")
     if not isinstance(hidden, int) or isinstance(hidden, bool) or hidden < 1:
-        bad("attributes", "hidden_size", f"hidden_size must be an integer >= 1, got {shorten(hidden)}",
-            "a small value such as 3")
-    direction = attrs.get("direction", "forward")
+        problems.bad("attributes", "hidden_size", f"hidden_size must be an integer >= 1, got {shorten(hidden)}",
+                     "a small value such as 3")
     for name, message, hint in attribute_problems(op, form, attrs, shape):
-        bad("attributes", name, message, hint)
+        problems.bad("attributes", name, message, hint)
+
+
+def _activations(problems: _Problems, op: str, attrs: dict, direction) -> None:
+    """The activations' names and count (per direction), and activation_alpha/beta only with them."""
     if "activations" in attrs and direction in DIRECTIONS:
         names = attrs["activations"]
         unknown = [a for a in names if canonical_activation(a) is None]
         if unknown:
             guess = did_you_mean(unknown[0], ACTIVATION_FUNCTIONS)
-            bad("attributes", "activations", f"unknown activation(s) {', '.join(shorten(a, 30) for a in unknown[:4])}"
-                f"{', ...' if len(unknown) > 4 else ''}{guess}",
-                "" if guess else "the eleven ONNX activations: Relu, Tanh, Sigmoid, Affine, LeakyRelu, "
-                "ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus")
+            problems.bad("attributes", "activations",
+                         f"unknown activation(s) {', '.join(shorten(a, 30) for a in unknown[:4])}"
+                         f"{', ...' if len(unknown) > 4 else ''}{guess}",
+                         "" if guess else "the eleven ONNX activations: Relu, Tanh, Sigmoid, Affine, LeakyRelu, "
+                         "ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus")
         per_dir = ACTIVATIONS_PER_DIRECTION[op]
         counts = {per_dir, per_dir * num_directions(direction)}
         if len(names) not in counts:
-            bad("attributes", "activations",
-                f"{op} {direction} takes {' or '.join(map(str, sorted(counts)))} activations, got {len(names)}",
-                "`expect: invalid` if the case tests a wrong count")
+            takes = " or ".join(map(str, sorted(counts)))
+            problems.bad("attributes", "activations", f"{op} {direction} takes {takes} activations, got {len(names)}",
+                         "`expect: invalid` if the case tests a wrong count")
     for key in ("activation_alpha", "activation_beta"):
         if key in attrs and "activations" not in attrs:
-            bad("attributes", key, f"{key} without `activations` has nothing to parameterise",
-                "listing the activations it belongs to")
+            problems.bad("attributes", key, f"{key} without `activations` has nothing to parameterise",
+                         "listing the activations it belongs to")
 
+
+def _form(problems: _Problems, form: str, shape: dict) -> None:
+    """seq_length as the form needs it."""
     if form == "cell" and shape.get("seq_length", 1) != 1:
-        bad("shape", "seq_length", f"a cell is one time step: seq_length must be 1, got {shorten(shape['seq_length'])}",
-            "removing seq_length, or `form: sequence`")
+        problems.bad("shape", "seq_length",
+                     f"a cell is one time step: seq_length must be 1, got {shorten(shape['seq_length'])}",
+                     "removing seq_length, or `form: sequence`")
     if form == "sequence" and "seq_length" not in shape:
-        bad("shape", "seq_length", "a sequence case needs shape.seq_length", "adding `seq_length: 3`")
-    if problems:
-        return problems
+        problems.bad("shape", "seq_length", "a sequence case needs shape.seq_length", "adding `seq_length: 3`")
 
+
+def _inputs(problems: _Problems, op: str, attrs: dict, direction, shape: dict, inputs: dict, input_names) -> None:
+    """Each input the op has: required ones present, ``full`` only for sequence_lens, a literal's
+    shape the one the attributes and shape give, sequence_lens within seq_length."""
+    hidden = attrs["hidden_size"]   # an integer >= 1 by now: _attributes found no problem
     full_shape = {"seq_length": shape.get("seq_length", 1), **shape}
     expected = input_shapes(op, hidden, direction, full_shape, attrs)
     for name, spec in inputs.items():
@@ -128,22 +181,21 @@ def check(variant: dict, doc, params: dict, top: Where) -> list[tuple]:
         if name not in input_names:
             continue
         if name in ("X", "W", "R") and spec == "absent":
-            bad("inputs", name, f"{name} is a required input and cannot be absent",
-                "`expect: invalid` if the case tests a missing input")
+            problems.bad("inputs", name, f"{name} is a required input and cannot be absent",
+                         "`expect: invalid` if the case tests a missing input")
         if spec == "full" and name != "sequence_lens":
-            bad("inputs", name, "`full` is only meaningful for sequence_lens", "`random` or `zeros`")
+            problems.bad("inputs", name, "`full` is only meaningful for sequence_lens", "`random` or `zeros`")
         given = _literal_shape(spec)
         if given is not None and given != expected[name]:
-            bad("inputs", name, f"{name} has shape {list(given)} but should be {list(expected[name])} "
-                f"for {op} hidden_size={hidden} direction={direction} seq_length={full_shape['seq_length']} "
-                f"batch_size={full_shape['batch_size']} input_size={full_shape['input_size']}",
-                "`expect: invalid` if the case tests a wrong shape")
+            problems.bad("inputs", name, f"{name} has shape {list(given)} but should be {list(expected[name])} "
+                         f"for {op} hidden_size={hidden} direction={direction} seq_length={full_shape['seq_length']} "
+                         f"batch_size={full_shape['batch_size']} input_size={full_shape['input_size']}",
+                         "`expect: invalid` if the case tests a wrong shape")
         if name == "sequence_lens" and isinstance(spec, list):
             lens = np.asarray(spec)
             if lens.size and (lens.min() < 0 or lens.max() > full_shape["seq_length"]):
-                bad("inputs", name, f"sequence_lens {shorten(spec)} must satisfy 0 <= length <= seq_length "
-                    f"= {full_shape['seq_length']}", "`expect: invalid` for an out-of-range length")
-    return problems
+                problems.bad("inputs", name, f"sequence_lens {shorten(spec)} must satisfy 0 <= length <= "
+                             f"seq_length = {full_shape['seq_length']}", "`expect: invalid` for an out-of-range length")
 
 
 def attribute_problems(op: str, form: str, attrs: dict, shape: dict) -> list[tuple[str, str, str]]:

@@ -47,6 +47,7 @@ import datetime
 import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,6 @@ from conformance.report.view import natural_key, safe_link
 from conformance.results import Record
 
 TEMPLATES = Path(__file__).parent / "templates"
-
 
 
 # ----------------------------------------------------------------------------------------- helpers
@@ -125,18 +125,56 @@ def _applies(entry: Entry, version: str) -> bool:
 def build(records: Iterable[Record], expectations: Expectations | None = None, clusters: list[dict] | None = None,
           environments: Iterable[dict] = ()) -> dict:
     """The history model (see the module's docstring); plain JSON values only."""
-    rows = []   # (record, runtime, release, line)
-    for rec in records:
-        if not (rec.case and rec.target and rec.verdict):
-            continue
-        release = release_of(rec)
-        rows.append((rec, runtime_of(rec, release), release, line_of(str(rec.target), release)))
+    rows = _rows(records)
+    envs = _environments(environments)
+    order, versions, targets_of = _versions(rows, envs)
+    seen = _failures(rows, expectations, Clusters(clusters))
+    class_list = _classes(seen, order)
+    strips, steady_by_line = _strips(rows, seen.runtime_of_line, order)
+    runtime_of_line = seen.runtime_of_line
+    model: dict[str, Any] = {
+        "versions": versions,
+        "releases": order,
+        "lines": {rt: sorted({ln for ln, r in runtime_of_line.items() if r == rt}, key=natural_key) for rt in order},
+        "classes": class_list,
+        "cases": {"strips": strips, "steady": sum(steady_by_line.values()),
+                  "steady_by_line": dict(sorted(steady_by_line.items()))},
+        "expectations": (_expectations(expectations, order, targets_of, seen.matched)
+                         if expectations is not None else None),
+        "support": history_support.timelines(envs, order, line_of),
+    }
+    model["gate"] = history_gate.summarise(versions, class_list)
+    return model
 
-    # ---- versions: the releases of each runtime, with their counts and environments
+
+#: a record with what the history reads it by: (record, runtime, release, line)
+_Row = tuple[Record, str, str, str]
+
+
+def _rows(records: Iterable[Record]) -> list[_Row]:
+    """Each record that names its case, target and verdict, with its runtime, release and line."""
+    rows = []
+    for rec in records:
+        if rec.case and rec.target and rec.verdict:
+            release = release_of(rec)
+            rows.append((rec, runtime_of(rec, release), release, line_of(str(rec.target), release)))
+    return rows
+
+
+def _environments(environments: Iterable[dict]) -> dict[tuple[str, str], dict]:
+    """The environments the history made, by (package, release); those that name neither are left out."""
     envs: dict[tuple[str, str], dict] = {}
     for given in environments or ():
         if isinstance(given, dict) and given.get("package") and given.get("version"):
             envs[(str(given["package"]), str(given["version"]))] = dict(given)
+    return envs
+
+
+def _versions(rows: list[_Row], envs: dict[tuple[str, str], dict]) -> tuple[
+        dict[str, list[str]], dict[str, list[dict]], defaultdict[tuple[str, str], set[str]]]:
+    """The releases of each runtime in order (those with records and those with an environment), each
+    with its counts and environment (the model's ``versions``), and the target ids of each (runtime,
+    release)."""
     counts: defaultdict[tuple[str, str], Counter] = defaultdict(Counter)
     targets_of: defaultdict[tuple[str, str], set[str]] = defaultdict(set)
     for rec, runtime, release, _line in rows:
@@ -156,69 +194,77 @@ def build(records: Iterable[Record], expectations: Expectations | None = None, c
                 "release": release, "counts": _ordered_counts(c), "pairs": sum(c.values()),
                 "targets": len(targets_of.get((runtime, release), ())),
                 "error": str((env or {}).get("error") or ""), "state": _state(env), "environment": env})
+    return order, versions, targets_of
 
-    # ---- classes
-    index = Clusters(clusters)
-    ran: defaultdict[str, defaultdict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # line -> release
-    present: defaultdict[str, set[str]] = defaultdict(set)
-    runtime_of_line: dict[str, str] = {}
-    classes: dict[tuple, dict] = {}
-    members: dict[tuple, defaultdict[str, defaultdict[str, set[str]]]] = {}   # class -> line -> release -> cases
-    matched: dict[int, Counter] = defaultdict(Counter)   # id(entry) -> (runtime, release) -> pairs
-    unstable: defaultdict[str, defaultdict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    failing: defaultdict[str, defaultdict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
-    new: defaultdict[str, defaultdict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+
+def _by_release() -> defaultdict[str, defaultdict[str, set[str]]]:
+    return defaultdict(lambda: defaultdict(set))
+
+
+@dataclass
+class _Seen:
+    """What the records say per line and release (the cases that ran, were unstable, failed, were
+    new), and the classes their failing pairs belong to, with each class's cases per line and release."""
+    present: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    runtime_of_line: dict[str, str] = field(default_factory=dict)
+    ran: defaultdict[str, defaultdict[str, set[str]]] = field(default_factory=_by_release)
+    unstable: defaultdict[str, defaultdict[str, set[str]]] = field(default_factory=_by_release)
+    failing: defaultdict[str, defaultdict[str, dict[str, str]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(dict)))
+    new: defaultdict[str, defaultdict[str, set[str]]] = field(default_factory=_by_release)
+    classes: dict[tuple, dict] = field(default_factory=dict)
+    members: dict[tuple, defaultdict[str, defaultdict[str, set[str]]]] = field(default_factory=dict)
+    #: id(entry) -> (runtime, release) -> the failing pairs it covers
+    matched: dict[int, Counter] = field(default_factory=lambda: defaultdict(Counter))
+
+
+def _failures(rows: list[_Row], expectations: Expectations | None, index: Clusters) -> _Seen:
+    """Every row read into a :class:`_Seen`; each failing pair into its class."""
+    seen = _Seen()
     for rec, runtime, release, line in rows:
-        present[line].add(release)
-        runtime_of_line.setdefault(line, runtime)
+        seen.present[line].add(release)
+        seen.runtime_of_line.setdefault(line, runtime)
         verdict = str(rec.verdict)
         if rec.unstable:  # its verdict varied between repeated runs of this release
-            unstable[line][release].add(str(rec.case))
+            seen.unstable[line][release].add(str(rec.case))
         if verdict not in NOT_RUN:
-            ran[line][release].add(str(rec.case))
+            seen.ran[line][release].add(str(rec.case))
         if verdict not in FAILING:
             continue
-        failing[line][release][str(rec.case)] = verdict
+        seen.failing[line][release][str(rec.case)] = verdict
         if rec.gate in ("", "new"):   # a record no gate judged is new
-            new[line][release].add(str(rec.case))
+            seen.new[line][release].add(str(rec.case))
         entry = expectations.match(rec) if expectations is not None else None
         if entry is not None:
-            matched[id(entry)][(runtime, release)] += 1
+            seen.matched[id(entry)][(runtime, release)] += 1
         # the class is the entry's on every release, whatever its `versions` say: a divergence that
         # comes back after the releases an entry names is the same class, a regression
         named = expectations.match(rec, any_version=True) if expectations is not None else None
         key, info = class_of(rec, named, index, expectations is not None)
-        if key not in classes:
-            classes[key] = dict(info, runtimes=set(), verdicts=Counter(), pairs=0, cases=set())
-            members[key] = defaultdict(lambda: defaultdict(set))
-        cls = classes[key]
+        if key not in seen.classes:
+            seen.classes[key] = dict(info, runtimes=set(), verdicts=Counter(), pairs=0, cases=set())
+            seen.members[key] = _by_release()
+        cls = seen.classes[key]
         cls["runtimes"].add(runtime)
         cls["verdicts"][verdict] += 1
         cls["pairs"] += 1
         cls["cases"].add(str(rec.case))
-        members[key][line][release].add(str(rec.case))
+        seen.members[key][line][release].add(str(rec.case))
+    return seen
 
+
+def _classes(seen: _Seen, order: dict[str, list[str]]) -> list[dict]:
+    """The model's ``classes``: each class with its lines followed release by release, in their order,
+    numbered ``k1``, ``k2``, ..."""
     peers: defaultdict[str, defaultdict[str, dict[str, set[str]]]] = defaultdict(lambda: defaultdict(dict))
-    for by_line in members.values():   # line -> release -> failing case -> the cases of its class there
+    for by_line in seen.members.values():   # line -> release -> failing case -> the cases of its class there
         for line, by_release in by_line.items():
             for release, cases in by_release.items():
                 for case in cases:
                     peers[line][release][case] = cases
     class_list = []
-    for key, cls in classes.items():
-        lines = []
-        for line in sorted(members[key], key=lambda ln: (runtime_of_line[ln], natural_key(ln))):
-            runtime = runtime_of_line[line]
-            by_release = members[key][line]
-            followed = follow(order[runtime], present[line], by_release, ran[line], failing.get(line),
-                              unstable.get(line), refusal=set(cls["verdicts"]) <= REFUSALS, new=new.get(line),
-                              peers=peers.get(line))
-            lines.append({"line": line, "runtime": runtime, **followed,
-                          "cases": len(set().union(*by_release.values())),
-                          "new_by_release": {r: len(by_release[r] & new[line][r]) for r in order[runtime]
-                                             if by_release.get(r) and by_release[r] & new[line][r]},
-                          "unstable": [r for r, st in zip(order[runtime], followed["states"]) if st == "unstable"],
-                          "pairs_by_release": {r: len(by_release[r]) for r in order[runtime] if by_release.get(r)}})
+    for key, cls in seen.classes.items():
+        lines = _class_lines(seen, key, cls, order, peers)
         cls.update(runtimes=sorted(cls["runtimes"]), cases=len(cls["cases"]), case_ids=sorted(cls["cases"]),
                    lines=lines, verdicts=_ordered_counts(cls["verdicts"]), verdict=worst(list(cls["verdicts"])),
                    regressions=sum(len(ln["regressions"]) for ln in lines),
@@ -227,8 +273,33 @@ def build(records: Iterable[Record], expectations: Expectations | None = None, c
     class_list.sort(key=lambda c: (c["runtimes"], SOURCE_RANK[c["source"]], natural_key(c["name"])))
     for i, cls in enumerate(class_list, 1):
         cls["id"] = f"k{i}"
+    return class_list
 
-    # ---- case strips
+
+def _class_lines(seen: _Seen, key: tuple, cls: dict, order: dict[str, list[str]],
+                 peers: defaultdict[str, defaultdict[str, dict[str, set[str]]]]) -> list[dict]:
+    """One class's lines, each followed through its runtime's releases (history_classes.follow)."""
+    lines = []
+    new = seen.new
+    for line in sorted(seen.members[key], key=lambda ln: (seen.runtime_of_line[ln], natural_key(ln))):
+        runtime = seen.runtime_of_line[line]
+        by_release = seen.members[key][line]
+        followed = follow(order[runtime], seen.present[line], by_release, seen.ran[line], seen.failing.get(line),
+                          seen.unstable.get(line), refusal=set(cls["verdicts"]) <= REFUSALS, new=new.get(line),
+                          peers=peers.get(line))
+        lines.append({"line": line, "runtime": runtime, **followed,
+                      "cases": len(set().union(*by_release.values())),
+                      "new_by_release": {r: len(by_release[r] & new[line][r]) for r in order[runtime]
+                                         if by_release.get(r) and by_release[r] & new[line][r]},
+                      "unstable": [r for r, st in zip(order[runtime], followed["states"]) if st == "unstable"],
+                      "pairs_by_release": {r: len(by_release[r]) for r in order[runtime] if by_release.get(r)}})
+    return lines
+
+
+def _strips(rows: list[_Row], runtime_of_line: dict[str, str], order: dict[str, list[str]]
+            ) -> tuple[list[dict[str, Any]], Counter]:
+    """The model's case strips: per case and line whose verdict changes, its verdict in each release;
+    and per line, how many cases kept theirs."""
     verdict_of: defaultdict[tuple[str, str], dict[str, str]] = defaultdict(dict)
     for rec, _runtime, release, line in rows:
         verdict_of[(str(rec.case), line)][release] = str(rec.verdict)
@@ -242,20 +313,7 @@ def build(records: Iterable[Record], expectations: Expectations | None = None, c
         strips.append({"case": case, "line": line, "runtime": runtime,
                        "verdicts": [seen.get(r) for r in order[runtime]]})
     strips.sort(key=lambda s: (s["runtime"], natural_key(s["line"]), natural_key(s["case"])))
-
-    model: dict[str, Any] = {
-        "versions": versions,
-        "releases": order,
-        "lines": {rt: sorted({ln for ln, r in runtime_of_line.items() if r == rt}, key=natural_key) for rt in order},
-        "classes": class_list,
-        "cases": {"strips": strips, "steady": sum(steady_by_line.values()),
-                  "steady_by_line": dict(sorted(steady_by_line.items()))},
-        "expectations": (_expectations(expectations, order, targets_of, matched)
-                         if expectations is not None else None),
-        "support": history_support.timelines(envs, order, line_of),
-    }
-    model["gate"] = history_gate.summarise(versions, class_list)
-    return model
+    return strips, steady_by_line
 
 
 def _state(env: dict | None) -> str:

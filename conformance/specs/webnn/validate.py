@@ -76,65 +76,110 @@ def validate_document(document: dict) -> list[Violation]:
     return found
 
 
+@dataclass
+class _Call:
+    """One gru/gruCell/lstm/lstmCell call being checked: its arguments by name, its options, and the
+    list its violations go to."""
+    op: str
+    args: dict
+    options: dict
+    found: list
+
+    @property
+    def cell(self) -> bool:
+        return self.op in v.CELL_OPS
+
+    @property
+    def onnx_op(self) -> str:
+        return v.OP_OF[self.op]
+
+    def bad(self, argument: str, message: str) -> None:
+        self.found.append(Violation(self.op, argument, message))
+
+
 def _recurrent(op: str, call: dict, shapes: dict, types: dict, found: list) -> list:
     """Check one gru/gruCell/lstm/lstmCell call; returns its output shapes (as far as they follow)."""
-    args = dict(zip(v.ARGUMENTS[op], call["args"]))
-    options = call.get("options", {})
-    onnx_op = v.OP_OF[op]
-    gates = v.GATES[onnx_op]
+    checked = _Call(op, dict(zip(v.ARGUMENTS[op], call["args"])), call.get("options", {}), found)
+    operands = _operands(checked, shapes)
+    if operands is None:
+        return []
+    _data_types(checked, operands, types)
+    hidden = checked.args["hiddenSize"]
+    if not isinstance(hidden, int) or isinstance(hidden, bool) or hidden < 0 or hidden > 2 ** 32 - 1:
+        checked.bad("hiddenSize", f"{hidden!r} is not an unsigned long ([EnforceRange])")
+        return []
+    if not _ranks(checked, operands):
+        return []
+    d, batch = _shapes(checked, operands, hidden)
+    _layout_and_activations(checked)
+    if checked.cell:
+        return [[batch, hidden]] * (2 if op == "lstmCell" else 1)
+    outs = [[d, batch, hidden]] * (2 if op == "lstm" else 1)
+    if checked.options.get("returnSequence"):
+        outs.append([checked.args["steps"], d, batch, hidden])
+    return outs
 
-    def bad(argument: str, message: str) -> None:
-        found.append(Violation(op, argument, message))
 
+def _operands(call: _Call, shapes: dict) -> dict[str, Any] | None:
+    """The shape of each operand the call names, arguments then operand options; None when one names
+    no operand (each such one a violation), which stops the checks before any shape is read."""
     def shape_of(argument: str, name) -> list | None:
         if name not in shapes:
-            bad(argument, f"names {name!r}, which is no operand")
+            call.bad(argument, f"names {name!r}, which is no operand")
             return None
         return shapes[name]
 
-    # None marks an unknown operand, and stops the checks below before any shape is read
-    operands: dict[str, Any] = {k: shape_of(k, args[k]) for k in v.ARGUMENTS[op] if k not in ("steps", "hiddenSize")}
+    operands: dict[str, Any] = {k: shape_of(k, call.args[k]) for k in v.ARGUMENTS[call.op]
+                                if k not in ("steps", "hiddenSize")}
     for key in v.OPERAND_OPTIONS:
-        if key in options:
-            operands[f"options.{key}"] = shape_of(f"options.{key}", options[key])
-    if any(s is None for s in operands.values()):
-        return []
-    kind = types[args["input"]]
+        if key in call.options:
+            operands[f"options.{key}"] = shape_of(f"options.{key}", call.options[key])
+    return None if any(s is None for s in operands.values()) else operands
+
+
+def _data_types(call: _Call, operands: dict, types: dict) -> None:
+    """The input's dataType one of the tensor limits', and every other operand's the input's."""
+    kind = types[call.args["input"]]
     if kind not in v.DATA_TYPES:
-        bad("input", f"dataType {kind!r} is not float32 or float16 (the tensor limits table)")
+        call.bad("input", f"dataType {kind!r} is not float32 or float16 (the tensor limits table)")
     for key in operands:
-        name = args.get(key) if not key.startswith("options.") else options[key[8:]]
+        name = call.args.get(key) if not key.startswith("options.") else call.options[key[8:]]
         if types.get(name) != kind:
-            bad(key, f"dataType {types.get(name)!r} is not the input's {kind!r} ('same as input')")
-    hidden = args["hiddenSize"]
-    if not isinstance(hidden, int) or isinstance(hidden, bool) or hidden < 0 or hidden > 2 ** 32 - 1:
-        bad("hiddenSize", f"{hidden!r} is not an unsigned long ([EnforceRange])")
-        return []
-    cell = op in v.CELL_OPS
-    rank = 2 if cell else 3
-    for key in ("input", "weight", "recurrentWeight") + (("hiddenState",) if cell else ()) + \
-            (("cellState",) if op == "lstmCell" else ()):
+            call.bad(key, f"dataType {types.get(name)!r} is not the input's {kind!r} ('same as input')")
+
+
+def _ranks(call: _Call, operands: dict) -> bool:
+    """Each operand argument of the rank its op allows; False when the input or a weight is not
+    (the shapes checks then cannot read them)."""
+    rank = 2 if call.cell else 3
+    for key in ("input", "weight", "recurrentWeight") + (("hiddenState",) if call.cell else ()) + \
+            (("cellState",) if call.op == "lstmCell" else ()):
         if len(operands[key]) != rank:
-            bad(key, f"rank {len(operands[key])}, but its allowed rank is {rank}")
-    if any(len(operands[k]) != rank for k in ("input", "weight", "recurrentWeight")):
-        return []
+            call.bad(key, f"rank {len(operands[key])}, but its allowed rank is {rank}")
+    return not any(len(operands[k]) != rank for k in ("input", "weight", "recurrentWeight"))
+
+
+def _shapes(call: _Call, operands: dict, hidden: int) -> tuple[int, int]:
+    """hiddenSize's dimensions, the direction, steps, and every operand's shape against the one the
+    input, hiddenSize and direction give; returns the number of directions and the batch size."""
+    gates = v.GATES[call.onnx_op]
     if not (0 < hidden * 2 * gates <= MAX_DIMENSION):
-        bad("hiddenSize", f"hiddenSize * {2 * gates} = {hidden * 2 * gates} is not a valid dimension "
-            "(a positive integer below 2^31)")
-    direction = options.get("direction", "forward")
-    if not cell and direction not in v.DIRECTIONS:
-        bad("options.direction", f"{direction!r} is not an MLRecurrentNetworkDirection")
+        call.bad("hiddenSize", f"hiddenSize * {2 * gates} = {hidden * 2 * gates} is not a valid dimension "
+                 "(a positive integer below 2^31)")
+    direction = call.options.get("direction", "forward")
+    if not call.cell and direction not in v.DIRECTIONS:
+        call.bad("options.direction", f"{direction!r} is not an MLRecurrentNetworkDirection")
     d = 2 if direction == "both" else 1
-    if cell:
+    if call.cell:
         batch, inputs = operands["input"]
         lead = []
     else:
-        steps = args["steps"]
+        steps = call.args["steps"]
         if not isinstance(steps, int) or steps <= 0:
-            bad("steps", f"{steps!r}: 'If steps is 0, then throw a TypeError'")
+            call.bad("steps", f"{steps!r}: 'If steps is 0, then throw a TypeError'")
         steps_given, batch, inputs = operands["input"]
         if steps_given != steps:
-            bad("input", f"shape[0] = {steps_given} is not steps = {steps}")
+            call.bad("input", f"shape[0] = {steps_given} is not steps = {steps}")
         lead = [d]
     expect = {"weight": lead + [gates * hidden, inputs], "recurrentWeight": lead + [gates * hidden, hidden],
               "options.bias": lead + [gates * hidden], "options.recurrentBias": lead + [gates * hidden],
@@ -143,22 +188,23 @@ def _recurrent(op: str, call: dict, shapes: dict, types: dict, found: list) -> l
               "hiddenState": [batch, hidden], "cellState": [batch, hidden]}
     for key, shape in operands.items():
         if key in expect and shape != expect[key]:
-            bad(key, f"shape {shape} is not {expect[key]}")
-    layout = options.get("layout", v.DEFAULT_LAYOUT[onnx_op])
+            call.bad(key, f"shape {shape} is not {expect[key]}")
+    return d, batch
+
+
+def _layout_and_activations(call: _Call) -> None:
+    """options.layout one of the op's weight layouts; options.activations as many as the op takes,
+    each an MLRecurrentNetworkActivation."""
+    onnx_op = call.onnx_op
+    layout = call.options.get("layout", v.DEFAULT_LAYOUT[onnx_op])
     if layout not in v.LAYOUTS[onnx_op]:
-        bad("options.layout",
-            f"{layout!r} is not an {'MLGruWeightLayout' if onnx_op == 'GRU' else 'MLLstmWeightLayout'}")
-    activations = options.get("activations")
+        call.bad("options.layout",
+                 f"{layout!r} is not an {'MLGruWeightLayout' if onnx_op == 'GRU' else 'MLLstmWeightLayout'}")
+    activations = call.options.get("activations")
     if activations is not None:
         k = v.FUNCTIONS[onnx_op]
         if len(activations) != k:
-            bad("options.activations", f"its size is {len(activations)}, not {k}")
+            call.bad("options.activations", f"its size is {len(activations)}, not {k}")
         outside = [a for a in activations if a not in v.ENUM_ACTIVATIONS.values()]
         if outside:
-            bad("options.activations", f"{outside} are not MLRecurrentNetworkActivation values")
-    if cell:
-        return [[batch, hidden]] * (2 if op == "lstmCell" else 1)
-    outs = [[d, batch, hidden]] * (2 if op == "lstm" else 1)
-    if options.get("returnSequence"):
-        outs.append([args["steps"], d, batch, hidden])
-    return outs
+            call.bad("options.activations", f"{outside} are not MLRecurrentNetworkActivation values")
